@@ -1,0 +1,251 @@
+"""Numba kernels of the rules: legal moves, flips, random playouts, perft.
+
+Every kernel takes the board's geometry as one tuple ``geo`` (see ``geometry.py``).
+Obstacles are never empty and never hold a disc, so they stop every line exactly
+like the board edge. Bitboards are tuples of uint64 words (``bits.py``);
+``own``/``opp`` are the discs of the player to move and of its opponent.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from engine.bits import (
+    ONE,
+    U64,
+    ZERO,
+    bb_and,
+    bb_andnot,
+    bb_any,
+    bb_bit,
+    bb_count,
+    bb_or,
+    bb_select,
+    bb_shift,
+    bb_xor,
+    bb_zero,
+    leading_zeros,
+    mask_if,
+)
+from numba.cpython.unsafe.tuple import tuple_setitem
+
+# Turn-limit counting modes, as integers for the kernels.
+COUNT_PER_PLAYER = 0
+COUNT_TOTAL = 1
+NO_LIMIT = 0
+
+
+@njit(cache=True, inline="always")
+def legal_moves(own, opp, geo):
+    """Bitboard of the mover's legal placements (a fixed-length fill along each direction)."""
+    playable, shifts, masks, reach, _ = geo
+    empty = bb_andnot(playable, bb_or(own, opp))
+    moves = bb_zero(own)
+    for d in range(8):
+        step = shifts[d]
+        land_opp = bb_and(masks[d], opp)
+        run = bb_and(bb_shift(own, step), land_opp)
+        for _ in range(reach[d] - 1):
+            run = bb_or(run, bb_and(bb_shift(run, step), land_opp))
+        moves = bb_or(moves, bb_and(bb_shift(run, step), masks[d]))
+    return bb_and(moves, empty)
+
+
+@njit(cache=True, inline="always")
+def flips_of(own, opp, index, geo):
+    """Bitboard of the opponent discs a placement at ``index`` flips (empty if none).
+
+    Along each ray from the cell, the first cell that is not an opponent disc
+    ends the line; the line flips iff that cell holds an own disc. Branch-free.
+    """
+    rays = geo[4]
+    n = len(own)
+    flipped = bb_zero(own)
+    for d in range(8):
+        base = (index * 8 + d) * n
+        line = bb_zero(own)
+        hit = ZERO
+        alive = ~ZERO
+        if d >= 4:  # towards higher indices: the blocker is the lowest set bit
+            for i in range(n):
+                ray = rays[base + i]
+                blockers = ray & ~opp[i]
+                first = blockers & (ZERO - blockers)
+                line = tuple_setitem(line, i, ray & (first - ONE) & alive)
+                hit |= first & own[i] & alive
+                alive &= mask_if(blockers, ~ZERO) ^ ~ZERO
+        else:  # towards lower indices: the blocker is the highest set bit
+            for i in range(n - 1, -1, -1):
+                ray = rays[base + i]
+                blockers = ray & ~opp[i]
+                found = mask_if(blockers, ~ZERO)
+                first = (ONE << (U64(63) - leading_zeros(blockers | ONE))) & found
+                above = ~((first << ONE) - ONE)
+                line = tuple_setitem(line, i, ray & (above | ~found) & alive)
+                hit |= first & own[i] & alive
+                alive &= ~found
+        keep = mask_if(hit, ~ZERO)
+        for i in range(n):
+            flipped = tuple_setitem(flipped, i, flipped[i] | (line[i] & keep))
+    return flipped
+
+
+@njit(cache=True, inline="always")
+def may_place(placed_mover, placed_other, turn_limit, counting):
+    """Whether the turn limit still lets the mover place a disc."""
+    if turn_limit == NO_LIMIT:
+        return True
+    if counting == COUNT_TOTAL:
+        return placed_mover + placed_other < turn_limit
+    return placed_mover < turn_limit
+
+
+@njit(cache=True, inline="always")
+def mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo):
+    """Legal placements of the mover under the turn limit (empty once it is used up)."""
+    if may_place(placed_mover, placed_other, turn_limit, counting):
+        return legal_moves(own, opp, geo)
+    return bb_zero(own)
+
+
+@njit(cache=True, inline="always")
+def next_random(seed):
+    """xorshift64* step: returns (new state, 32 random bits)."""
+    seed ^= seed >> U64(12)
+    seed ^= seed << U64(25)
+    seed ^= seed >> U64(27)
+    return seed, (seed * U64(0x2545F4914F6CDD1D)) >> U64(32)
+
+
+@njit(cache=True, inline="always")
+def place(own, opp, index, geo):
+    """(own, opp) after the mover places at ``index`` (assumed legal)."""
+    flipped = flips_of(own, opp, index, geo)
+    return bb_or(bb_xor(own, flipped), bb_bit(own, index)), bb_xor(opp, flipped)
+
+
+@njit(cache=True, inline="always")
+def neighbours(discs, geo):
+    """Cells one step away from any of ``discs`` (any direction)."""
+    _, shifts, masks, _, _ = geo
+    near = bb_zero(discs)
+    for d in range(8):
+        near = bb_or(near, bb_and(bb_shift(discs, shifts[d]), masks[d]))
+    return near
+
+
+@njit(cache=True, inline="always")
+def random_placement(own, opp, geo, seed):
+    """A uniformly random legal placement, or -1 if there is none; returns (index, flips, seed).
+
+    Candidates are the empty cells next to an opponent disc (a superset of the legal
+    moves). Drawing candidates uniformly without replacement until one flips
+    something picks each legal move with equal probability, and exhausting them
+    proves that there is none, without generating the full move set.
+    """
+    candidates = bb_andnot(bb_and(neighbours(opp, geo), geo[0]), bb_or(own, opp))
+    remaining = bb_count(candidates)
+    while remaining > 0:
+        seed, bits = next_random(seed)
+        index = bb_select(candidates, int((bits * U64(remaining)) >> U64(32)))
+        flipped = flips_of(own, opp, index, geo)
+        if bb_any(flipped):
+            return index, flipped, seed
+        candidates = bb_xor(candidates, bb_bit(own, index))
+        remaining -= 1
+    return -1, bb_zero(own), seed
+
+
+@njit(cache=True)
+def random_playout(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed):
+    """Play uniformly random legal moves to the end of the game.
+
+    Returns (mover's discs, opponent's discs, placements made, new seed), the counts
+    from the point of view of the player to move at the start. One-word boards draw
+    moves by rejection (``random_placement``); larger ones generate the move set,
+    which measures faster there.
+    """
+    if len(own) == 1:
+        return _playout_by_rejection(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed)
+    return _playout_by_move_sets(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed)
+
+
+@njit(cache=True, inline="always")
+def _playout_by_rejection(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed):
+    swapped = False
+    plies = 0
+    passes = 0
+    while passes < 2:
+        index = -1
+        flipped = bb_zero(own)
+        if may_place(placed_mover, placed_other, turn_limit, counting):
+            index, flipped, seed = random_placement(own, opp, geo, seed)
+        if index < 0:
+            passes += 1
+        else:
+            passes = 0
+            own = bb_or(bb_xor(own, flipped), bb_bit(own, index))
+            opp = bb_xor(opp, flipped)
+            placed_mover += 1
+            plies += 1
+        own, opp = opp, own
+        placed_mover, placed_other = placed_other, placed_mover
+        swapped = not swapped
+    if swapped:
+        own, opp = opp, own
+    return bb_count(own), bb_count(opp), plies, seed
+
+
+@njit(cache=True, inline="always")
+def _playout_by_move_sets(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed):
+    swapped = False
+    plies = 0
+    while True:
+        moves = mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)
+        if not bb_any(moves):
+            if not bb_any(mover_moves(opp, own, placed_other, placed_mover, turn_limit, counting, geo)):
+                break
+        else:
+            seed, bits = next_random(seed)
+            rank = int((bits * U64(bb_count(moves))) >> U64(32))
+            own, opp = place(own, opp, bb_select(moves, rank), geo)
+            placed_mover += 1
+            plies += 1
+        own, opp = opp, own
+        placed_mover, placed_other = placed_other, placed_mover
+        swapped = not swapped
+    if swapped:
+        own, opp = opp, own
+    return bb_count(own), bb_count(opp), plies, seed
+
+
+@njit(cache=True)
+def random_games(own, opp, placed_mover, placed_other, games, turn_limit, counting, geo, seed):
+    """Play ``games`` random games from one position; returns the placements made in all."""
+    total = 0
+    for _ in range(games):
+        _, _, plies, seed = random_playout(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed)
+        total += plies
+    return total
+
+
+@njit(cache=True)
+def perft(own, opp, placed_mover, placed_other, depth, turn_limit, counting, geo):
+    """Leaf count at ``depth`` plies: a forced pass is one ply, a finished game one leaf."""
+    if depth == 0:
+        return 1
+    moves = mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)
+    if not bb_any(moves):
+        if not bb_any(mover_moves(opp, own, placed_other, placed_mover, turn_limit, counting, geo)):
+            return 1
+        return perft(opp, own, placed_other, placed_mover, depth - 1, turn_limit, counting, geo)
+    if depth == 1:
+        return bb_count(moves)
+    total = 0
+    remaining = moves
+    while bb_any(remaining):
+        index = bb_select(remaining, 0)
+        remaining = bb_xor(remaining, bb_bit(own, index))
+        child_own, child_opp = place(own, opp, index, geo)
+        total += perft(child_opp, child_own, placed_other, placed_mover + 1, depth - 1, turn_limit, counting, geo)
+    return total

@@ -1,0 +1,29 @@
+"""Python entry points to the random-playout kernels (used by the bench and by MCTS)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import kernels
+from engine.rules import Rules
+from engine.state import State
+
+
+def random_games(rules: Rules, state: State, games: int, seed: int) -> int:
+    """Play ``games`` uniformly random games from ``state``; returns the placements made in all."""
+    g = rules.geometry
+    return int(kernels.random_games(
+        g.words(state.own), g.words(state.opponent), state.placed(state.to_move),
+        state.placed(1 - state.to_move), games, *rules.limit_args,
+        g.kernel_args, np.uint64(seed or 0x9E3779B97F4A7C15),
+    ))
+
+
+def random_playout(rules: Rules, state: State, seed: int) -> tuple[int, int, int]:
+    """One random game from ``state``: (mover's final discs, opponent's final discs, new seed)."""
+    g = rules.geometry
+    own, opp, _, new_seed = kernels.random_playout(
+        g.words(state.own), g.words(state.opponent), state.placed(state.to_move), state.placed(1 - state.to_move),
+        *rules.limit_args, g.kernel_args, np.uint64(seed or 0x9E3779B97F4A7C15),
+    )
+    return int(own), int(opp), int(new_seed)

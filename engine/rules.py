@@ -1,0 +1,138 @@
+"""The transition rules on one layout: legal moves, play, passes, termination.
+
+``Rules`` is what agents may know. It holds no threshold K: outcomes come from
+``engine.condition.Condition``, which only the environment holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from engine import kernels
+from engine.bits import from_words
+from engine.geometry import Geometry, geometry_of
+from engine.layout import Layout
+from engine.state import BLACK, PASS, WHITE, State
+
+_COUNTING_CODES = {"per_player": kernels.COUNT_PER_PLAYER, "total": kernels.COUNT_TOTAL}
+
+
+class IllegalMoveError(ValueError):
+    """A move the rules do not allow in the given state."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Othello on ``layout`` with an optional turn limit (placements per player, or in total)."""
+
+    layout: Layout
+    turn_limit: int | None = None
+    turn_counting: str = "per_player"
+
+    def __post_init__(self) -> None:
+        if self.turn_counting not in _COUNTING_CODES:
+            raise ValueError(f"turn_counting={self.turn_counting!r}: choose one of {', '.join(_COUNTING_CODES)}")
+        if self.turn_limit is not None and self.turn_limit < 1:
+            raise ValueError(f"turn_limit={self.turn_limit!r}: give a positive integer or None")
+
+    @cached_property
+    def geometry(self) -> Geometry:
+        return geometry_of(self.layout)
+
+    @property
+    def limit_args(self) -> tuple[int, int]:
+        """(turn_limit, counting) as the kernels take them."""
+        return (self.turn_limit or kernels.NO_LIMIT, _COUNTING_CODES[self.turn_counting])
+
+    def initial_state(self) -> State:
+        return State(self.layout.mask(self.layout.black), self.layout.mask(self.layout.white), BLACK)
+
+    def _placement_mask(self, state: State, colour: int) -> int:
+        g = self.geometry
+        own, opp = state.discs(colour), state.discs(1 - colour)
+        moves = kernels.mover_moves(
+            g.words(own), g.words(opp), state.placed(colour), state.placed(1 - colour),
+            *self.limit_args, g.kernel_args,
+        )
+        return from_words(moves)
+
+    def legal_mask(self, state: State) -> int:
+        """Bitmask of the mover's legal placements (0 when it must pass or the game is over)."""
+        return self._placement_mask(state, state.to_move)
+
+    def is_over(self, state: State) -> bool:
+        """Neither colour can place (board full, no moves, or the turn limit reached)."""
+        return self.legal_mask(state) == 0 and self._placement_mask(state, 1 - state.to_move) == 0
+
+    def legal_moves(self, state: State) -> list[int]:
+        """Flat indices of legal placements, ascending; ``[PASS]`` if the mover must pass; ``[]`` at the end."""
+        mask = self.legal_mask(state)
+        if mask:
+            return _bit_indices(mask)
+        return [] if self.is_over(state) else [PASS]
+
+    def flips(self, state: State, move: int) -> int:
+        """Bitmask of discs a placement at ``move`` would flip (0 if it flips none)."""
+        g = self.geometry
+        flipped = kernels.flips_of(g.words(state.own), g.words(state.opponent), move, g.kernel_args)
+        return from_words(flipped)
+
+    def play(self, state: State, move: int) -> State:
+        """The state after the mover plays ``move`` (a flat index, or PASS); checked first."""
+        legal = self.legal_moves(state)
+        if move not in legal:
+            raise IllegalMoveError(self._illegal_reason(state, move, legal))
+        if move == PASS:
+            return state._replace(to_move=1 - state.to_move)
+        flipped = self.flips(state, move)
+        own = state.own | flipped | (1 << move)
+        opp = state.opponent & ~flipped
+        if state.to_move == BLACK:
+            return State(own, opp, WHITE, state.placed_black + 1, state.placed_white)
+        return State(opp, own, BLACK, state.placed_black, state.placed_white + 1)
+
+    def _illegal_reason(self, state: State, move: int, legal: list[int]) -> str:
+        from engine.notation import format_move  # local: notation imports nothing from here
+
+        shown = format_move(move, self.layout) if isinstance(move, int) and (move == PASS or 0 <= move < self.layout.cells) else repr(move)
+        options = ", ".join(format_move(m, self.layout) for m in legal) or "none (the game is over)"
+        return f"illegal move {shown} for {'black' if state.to_move == BLACK else 'white'}; legal moves: {options}"
+
+    def perft(self, state: State, depth: int) -> int:
+        """Leaves ``depth`` plies below ``state``: a forced pass is one ply, a finished game one leaf."""
+        if not isinstance(depth, int) or depth < 0:
+            raise ValueError(f"perft depth {depth!r}: give a whole number >= 0")
+        g = self.geometry
+        return int(kernels.perft(
+            g.words(state.own), g.words(state.opponent), state.placed(state.to_move),
+            state.placed(1 - state.to_move), depth, *self.limit_args, g.kernel_args,
+        ))
+
+    def counts(self, state: State) -> tuple[int, int]:
+        """(black discs, white discs)."""
+        return (state.black.bit_count(), state.white.bit_count())
+
+    def grid(self, state: State, colour: int | None = None) -> np.ndarray:
+        """The board as an int8 H x W array from ``colour``'s view (default: the mover's).
+
+        Own discs 1, opponent -1, empty 0, obstacle 2 (paper section 2.3.1).
+        """
+        colour = state.to_move if colour is None else colour
+        layout = self.layout
+        grid = np.zeros(layout.cells, dtype=np.int8)
+        grid[_bit_indices(layout.mask(layout.obstacles))] = 2
+        grid[_bit_indices(state.discs(colour))] = 1
+        grid[_bit_indices(state.discs(1 - colour))] = -1
+        return grid.reshape(layout.rows, layout.cols)
+
+
+def _bit_indices(mask: int) -> list[int]:
+    indices = []
+    while mask:
+        low = mask & -mask
+        indices.append(low.bit_length() - 1)
+        mask ^= low
+    return indices

@@ -167,26 +167,6 @@ def bb_test(a, index):
 
 
 @njit(inline="always")
-def bb_shift(a, amount):
-    """Shift towards higher bit indices by ``amount`` (lower if negative); |amount| < 64."""
-    out = a
-    n = len(a)
-    if amount > 0:
-        k = U64(amount)
-        back = U64(64 - amount)
-        for i in range(n - 1, 0, -1):
-            out = tuple_setitem(out, i, (a[i] << k) | (a[i - 1] >> back))
-        out = tuple_setitem(out, 0, a[0] << k)
-    else:
-        k = U64(-amount)
-        back = U64(64 + amount)
-        for i in range(n - 1):
-            out = tuple_setitem(out, i, (a[i] >> k) | (a[i + 1] << back))
-        out = tuple_setitem(out, n - 1, a[n - 1] >> k)
-    return out
-
-
-@njit(inline="always")
 def bb_select(a, rank):
     """Flat index of the set bit of rank ``rank`` (0 = lowest)."""
     for i in range(len(a)):
@@ -212,23 +192,58 @@ def from_words(words) -> int:
     return bits
 
 
+# Lane bitboards: four bitboards side by side, word w of lane l at index w * 4 + l.
+
+
 @njit(inline="always")
-def bb_shift_far(a, amount):
-    """Shift towards higher bit indices by ``amount`` (lower if negative), any size."""
-    out = a
-    n = len(a)
-    distance = amount if amount >= 0 else -amount
-    words = distance >> 6
-    bits = U64(distance & 63)
-    back = U64(64 - (distance & 63))
-    for i in range(n):
-        j = i - words if amount >= 0 else i + words
-        near = a[j] if 0 <= j < n else ZERO
-        k = j - 1 if amount >= 0 else j + 1
-        far = a[k] if (0 <= k < n and bits != ZERO) else ZERO
-        if amount >= 0:
-            value = (near << bits) | (far >> back if bits != ZERO else ZERO)
-        else:
-            value = (near >> bits) | (far << back if bits != ZERO else ZERO)
-        out = tuple_setitem(out, i, value)
+def lanes_of(a, template):
+    """Four copies of bitboard ``a`` as a lane bitboard shaped like ``template``."""
+    out = template
+    for w in range(len(a)):
+        for lane in range(4):
+            out = tuple_setitem(out, w * 4 + lane, a[w])
+    return out
+
+
+lanes_and = bb_and
+lanes_or = bb_or
+
+
+@njit(inline="always")
+def lanes_up(x, amounts):
+    """Lane l shifted towards higher indices by ``amounts[l]`` bits (each < 64)."""
+    out = x
+    n = len(x) // 4
+    for w in range(n - 1, -1, -1):
+        for lane in range(4):
+            value = x[w * 4 + lane] << amounts[lane]
+            if w > 0:
+                value |= x[(w - 1) * 4 + lane] >> (U64(64) - amounts[lane])
+            out = tuple_setitem(out, w * 4 + lane, value)
+    return out
+
+
+@njit(inline="always")
+def lanes_down(x, amounts):
+    """Lane l shifted towards lower indices by ``amounts[l]`` bits (each < 64)."""
+    out = x
+    n = len(x) // 4
+    for w in range(n):
+        for lane in range(4):
+            value = x[w * 4 + lane] >> amounts[lane]
+            if w < n - 1:
+                value |= x[(w + 1) * 4 + lane] << (U64(64) - amounts[lane])
+            out = tuple_setitem(out, w * 4 + lane, value)
+    return out
+
+
+@njit(inline="always")
+def lanes_merge(x, template):
+    """The union of the four lanes, as a plain bitboard shaped like ``template``."""
+    out = template
+    for w in range(len(template)):
+        acc = ZERO
+        for lane in range(4):
+            acc |= x[w * 4 + lane]
+        out = tuple_setitem(out, w, acc)
     return out

@@ -1,4 +1,11 @@
-"""Per-layout constants the kernels need: word count, direction shifts, masks and rays."""
+"""Per-layout constants the kernels need: word count, lane shifts and masks, rays.
+
+The kernels treat the eight directions as two groups of four *lanes*: the first
+group raises the flat index (a left shift), the second lowers it (a right
+shift), and lane ``l`` of both groups moves by the same number of bits
+(1, cols - 1, cols, cols + 1). Four lanes doing the same operation is what lets
+LLVM turn the direction loop into SIMD instructions.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +17,10 @@ import numpy as np
 from engine.bits import to_words
 from engine.layout import Layout
 
-# (d_row, d_col) of the eight directions: the first four lower the flat index, the last four raise it.
+LANES = 4
+# (d_row, d_col): E, SW, S, SE raise the index; W, NE, N, NW lower it, lane by lane.
 DIRECTIONS: tuple[tuple[int, int], ...] = (
-    (-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1),
+    (0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1),
 )
 
 
@@ -21,11 +29,16 @@ class Geometry:
     """Kernel arguments derived from a layout (bitboards as tuples of uint64 words).
 
     ``kernel_args`` is the tuple every kernel takes as ``geo``:
-    (playable, shifts, masks, reach, rays) where ``masks[d]`` holds the cells a step in
-    direction d may land on without wrapping around a row end, ``reach[d]`` is the longest
-    run of discs a line in direction d can hold between two others, and ``rays`` (flat uint64 array,
-    index ``(cell * 8 + d) * n_words + word``) the cells from a cell to the edge in
-    direction d.
+    (playable, amounts, up_masks, down_masks, reach, rays):
+
+    - ``playable``: the non-obstacle cells;
+    - ``amounts``: the bit distance of lane l (uint64, 4 of them);
+    - ``up_masks``/``down_masks``: word ``w`` of lane ``l`` at ``w * 4 + l``: the cells a
+      step of that lane's direction may land on without wrapping around a row end;
+    - ``reach``: the longest run of discs any line can hold between two others
+      (obstacles shorten lines), i.e. how many fill steps find every move;
+    - ``rays``: flat uint64 array, index ``(cell * 8 + d) * n_words + w``: the cells
+      from ``cell`` to the edge in direction ``d``.
     """
 
     n_words: int
@@ -40,21 +53,35 @@ def geometry_of(layout: Layout) -> Geometry:
     """Geometry of a layout (cached: layouts are immutable values)."""
     rows, cols = layout.rows, layout.cols
     n_words = (rows * cols + 63) // 64
-    masks = tuple(to_words(_landing_cells(rows, cols, d_row, d_col), n_words) for d_row, d_col in DIRECTIONS)
-    shifts = tuple(d_row * cols + d_col for d_row, d_col in DIRECTIONS)
-    reach = tuple(max(1, (rows if d_row else cols) - 2) if not (d_row and d_col) else max(1, min(rows, cols) - 2)
-                  for d_row, d_col in DIRECTIONS)
-    args = (to_words(layout.playable_mask, n_words), shifts, masks, reach, _rays(rows, cols, n_words))
+    landing = [to_words(_landing_cells(rows, cols, d_row, d_col), n_words) for d_row, d_col in DIRECTIONS]
+    up = tuple(landing[lane][w] for w in range(n_words) for lane in range(LANES))
+    down = tuple(landing[LANES + lane][w] for w in range(n_words) for lane in range(LANES))
+    amounts = tuple(np.uint64(d_row * cols + d_col) for d_row, d_col in DIRECTIONS[:LANES])
+    reach = max(1, max(_longest_line(layout, d_row, d_col) for d_row, d_col in DIRECTIONS) - 2)
+    args = (to_words(layout.playable_mask, n_words), amounts, up, down, reach, _rays(rows, cols, n_words))
     return Geometry(n_words, args)
 
 
 def _landing_cells(rows: int, cols: int, d_row: int, d_col: int) -> int:
     land = 0
-    for r in range(rows):
-        for c in range(cols):
-            if 0 <= r - d_row < rows and 0 <= c - d_col < cols:
-                land |= 1 << (r * cols + c)
+    for r in range(max(0, d_row), rows + min(0, d_row)):
+        for c in range(max(0, d_col), cols + min(0, d_col)):
+            land |= 1 << (r * cols + c)
     return land
+
+
+def _longest_line(layout: Layout, d_row: int, d_col: int) -> int:
+    """Most playable cells in a row along a direction (obstacles cut lines like the edge)."""
+    longest = 0
+    for r in range(layout.rows):
+        for c in range(layout.cols):
+            before = (r - d_row, c - d_col)
+            if before in layout.obstacles or not (0 <= before[0] < layout.rows and 0 <= before[1] < layout.cols):
+                length, rr, cc = 0, r, c  # (r, c) starts a line
+                while 0 <= rr < layout.rows and 0 <= cc < layout.cols and (rr, cc) not in layout.obstacles:
+                    length, rr, cc = length + 1, rr + d_row, cc + d_col
+                longest = max(longest, length)
+    return longest
 
 
 def _rays(rows: int, cols: int, n_words: int) -> np.ndarray:

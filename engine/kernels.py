@@ -21,7 +21,12 @@ from engine.bits import (
     bb_count,
     bb_or,
     bb_select,
-    bb_shift,
+    lanes_and,
+    lanes_down,
+    lanes_merge,
+    lanes_of,
+    lanes_or,
+    lanes_up,
     bb_xor,
     bb_zero,
     leading_zeros,
@@ -37,18 +42,28 @@ NO_LIMIT = 0
 
 @njit(cache=True, inline="always")
 def legal_moves(own, opp, geo):
-    """Bitboard of the mover's legal placements (a fixed-length fill along each direction)."""
-    playable, shifts, masks, reach, _ = geo
-    empty = bb_andnot(playable, bb_or(own, opp))
-    moves = bb_zero(own)
-    for d in range(8):
-        step = shifts[d]
-        land_opp = bb_and(masks[d], opp)
-        run = bb_and(bb_shift(own, step), land_opp)
-        for _ in range(reach[d] - 1):
-            run = bb_or(run, bb_and(bb_shift(run, step), land_opp))
-        moves = bb_or(moves, bb_and(bb_shift(run, step), masks[d]))
-    return bb_and(moves, empty)
+    """Bitboard of the mover's legal placements.
+
+    In each direction, ``run`` starts at the opponent discs next to an own disc and
+    grows one cell per step along the line of opponent discs behind them, for
+    ``reach`` steps (a fixed count: the loop never mispredicts); a move is an empty
+    cell one step past a run. The four upward and the four downward directions are
+    computed side by side as lanes.
+    """
+    playable, amounts, up_masks, down_masks, reach, _ = geo
+    own_lanes = lanes_of(own, up_masks)
+    opp_lanes = lanes_of(opp, up_masks)
+    up_runs = lanes_and(up_masks, opp_lanes)
+    down_runs = lanes_and(down_masks, opp_lanes)
+    up = lanes_and(lanes_up(own_lanes, amounts), up_runs)
+    down = lanes_and(lanes_down(own_lanes, amounts), down_runs)
+    for _ in range(reach - 1):
+        up = lanes_or(up, lanes_and(lanes_up(up, amounts), up_runs))
+        down = lanes_or(down, lanes_and(lanes_down(down, amounts), down_runs))
+    up = lanes_and(lanes_up(up, amounts), up_masks)
+    down = lanes_and(lanes_down(down, amounts), down_masks)
+    moves = lanes_merge(lanes_or(up, down), own)
+    return bb_andnot(bb_and(moves, playable), bb_or(own, opp))
 
 
 @njit(cache=True, inline="always")
@@ -58,7 +73,7 @@ def flips_of(own, opp, index, geo):
     Along each ray from the cell, the first cell that is not an opponent disc
     ends the line; the line flips iff that cell holds an own disc. Branch-free.
     """
-    rays = geo[4]
+    rays = geo[5]
     n = len(own)
     flipped = bb_zero(own)
     for d in range(8):
@@ -66,7 +81,7 @@ def flips_of(own, opp, index, geo):
         line = bb_zero(own)
         hit = ZERO
         alive = ~ZERO
-        if d >= 4:  # towards higher indices: the blocker is the lowest set bit
+        if d < 4:  # towards higher indices: the blocker is the lowest set bit
             for i in range(n):
                 ray = rays[base + i]
                 blockers = ray & ~opp[i]
@@ -124,80 +139,13 @@ def place(own, opp, index, geo):
     return bb_or(bb_xor(own, flipped), bb_bit(own, index)), bb_xor(opp, flipped)
 
 
-@njit(cache=True, inline="always")
-def neighbours(discs, geo):
-    """Cells one step away from any of ``discs`` (any direction)."""
-    _, shifts, masks, _, _ = geo
-    near = bb_zero(discs)
-    for d in range(8):
-        near = bb_or(near, bb_and(bb_shift(discs, shifts[d]), masks[d]))
-    return near
-
-
-@njit(cache=True, inline="always")
-def random_placement(own, opp, geo, seed):
-    """A uniformly random legal placement, or -1 if there is none; returns (index, flips, seed).
-
-    Candidates are the empty cells next to an opponent disc (a superset of the legal
-    moves). Drawing candidates uniformly without replacement until one flips
-    something picks each legal move with equal probability, and exhausting them
-    proves that there is none, without generating the full move set.
-    """
-    candidates = bb_andnot(bb_and(neighbours(opp, geo), geo[0]), bb_or(own, opp))
-    remaining = bb_count(candidates)
-    while remaining > 0:
-        seed, bits = next_random(seed)
-        index = bb_select(candidates, int((bits * U64(remaining)) >> U64(32)))
-        flipped = flips_of(own, opp, index, geo)
-        if bb_any(flipped):
-            return index, flipped, seed
-        candidates = bb_xor(candidates, bb_bit(own, index))
-        remaining -= 1
-    return -1, bb_zero(own), seed
-
-
 @njit(cache=True)
 def random_playout(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed):
     """Play uniformly random legal moves to the end of the game.
 
     Returns (mover's discs, opponent's discs, placements made, new seed), the counts
-    from the point of view of the player to move at the start. One-word boards draw
-    moves by rejection (``random_placement``); larger ones generate the move set,
-    which measures faster there.
+    from the point of view of the player to move at the start.
     """
-    if len(own) == 1:
-        return _playout_by_rejection(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed)
-    return _playout_by_move_sets(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed)
-
-
-@njit(cache=True, inline="always")
-def _playout_by_rejection(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed):
-    swapped = False
-    plies = 0
-    passes = 0
-    while passes < 2:
-        index = -1
-        flipped = bb_zero(own)
-        if may_place(placed_mover, placed_other, turn_limit, counting):
-            index, flipped, seed = random_placement(own, opp, geo, seed)
-        if index < 0:
-            passes += 1
-        else:
-            passes = 0
-            own = bb_or(bb_xor(own, flipped), bb_bit(own, index))
-            opp = bb_xor(opp, flipped)
-            placed_mover += 1
-            plies += 1
-        own, opp = opp, own
-        placed_mover, placed_other = placed_other, placed_mover
-        swapped = not swapped
-    if swapped:
-        own, opp = opp, own
-    return bb_count(own), bb_count(opp), plies, seed
-
-
-@njit(cache=True, inline="always")
-def _playout_by_move_sets(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed):
     swapped = False
     plies = 0
     while True:

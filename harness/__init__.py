@@ -1,0 +1,1 @@
+"""The evaluation harness: observations, policies, games, the budgeted arena, matches and statistics."""

@@ -1,0 +1,230 @@
+"""The budgeted handle agents adapt through, and the explicit privileged simulator.
+
+An :class:`Arena` wraps one environment. Agents may know its ``rules`` and
+``layout`` and may play whole games through :meth:`Arena.play` (self-play
+allowed) until the budget is spent; the call after that raises
+:class:`BudgetExhausted`. Every completed game is appended to the
+:class:`Ledger`, the single source of truth for the count.
+
+What is hidden: the condition (threshold K) is held in the private attribute
+``_condition`` and used only to score finished games; no public attribute, the
+ledger or the repr reveals it. The environment id and name are withheld too,
+since the id encodes the condition index (id = 7 * condition + layout) and the
+name carries the condition label. Python cannot enforce privacy: agents are
+expected to use the public API only, and reviewers can grep for ``_condition``.
+
+Aborted games are not counted: a game stopped by an illegal or malformed
+proposal is not entered in the ledger and uses no budget. This leaks nothing
+about K, because rewards are computed only after the last move, once no policy
+will be asked again.
+
+Anything that needs the true outcome rule (MCTS with real rollouts) must ask
+for a :class:`PrivilegedSimulator` through :meth:`Arena.grant_simulator`; every
+grant and every call is counted in the ledger, so results can be labelled
+privileged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.condition import Condition
+from engine.environments import Environment
+from engine.layout import Layout
+from engine.playouts import random_playout
+from engine.rules import Rules
+from engine.state import BLACK, State
+from harness.game import GameRecord, play_game
+from harness.policy import Policy
+
+DEFAULT_BUDGET = 2000
+LEDGER_SCHEMA = 1
+
+
+class BudgetExhausted(RuntimeError):
+    """The arena's game budget is used up; no further game is played."""
+
+
+class PrivilegedUsage(BaseModel):
+    """Grants of the true simulator (their reasons) and calls made through them, by kind."""
+
+    model_config = ConfigDict(frozen=True)
+
+    grants: tuple[str, ...] = ()
+    outcome_calls: int = 0
+    rewards_calls: int = 0
+    rollout_calls: int = 0
+
+    @property
+    def uses(self) -> int:
+        """All calls to any granted simulator."""
+        return self.outcome_calls + self.rewards_calls + self.rollout_calls
+
+    @property
+    def privileged(self) -> bool:
+        """True once a simulator has been granted: results must then be labelled privileged."""
+        return bool(self.grants)
+
+
+class Ledger(BaseModel):
+    """The budget ledger: completed games in order, the budget and privileged usage (JSON-serialisable).
+
+    Immutable: the arena replaces its ledger with a new one after each game, so
+    a ledger handed out is a snapshot that cannot be edited.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = LEDGER_SCHEMA
+    layout: str
+    budget: int
+    records: tuple[GameRecord, ...] = ()
+    privileged: PrivilegedUsage = PrivilegedUsage()
+
+    @property
+    def games_played(self) -> int:
+        return len(self.records)
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.budget - self.games_played)
+
+
+class Rollout(NamedTuple):
+    """A random playout to the end: final disc counts, true rewards, and the seed to continue with."""
+
+    black: int
+    white: int
+    rewards: tuple[int, int]
+    seed: int
+
+
+class Arena:
+    """One environment behind a game budget (default 2,000 games).
+
+    Public: ``rules``, ``layout``, ``budget``, ``games_played``, ``remaining``,
+    ``ledger``, ``privileged_uses``, ``play()``, ``grant_simulator()``.
+    Pass ``ledger`` to resume an interrupted run: its games count against the budget.
+    """
+
+    def __init__(self, env: Environment, budget: int = DEFAULT_BUDGET, ledger: Ledger | None = None) -> None:
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise ValueError(f"budget={budget!r}: give a non-negative number of games")
+        self._rules: Rules = env.rules
+        self._condition: Condition = env.condition  # private: the hidden K, used only to score games
+        if ledger is None:
+            ledger = Ledger(layout=env.layout.name, budget=budget)
+        elif ledger.layout != env.layout.name or ledger.budget != budget:
+            raise ValueError(
+                f"cannot resume: the ledger is for layout {ledger.layout!r} with budget {ledger.budget}, "
+                f"this arena is {env.layout.name!r} with budget {budget}"
+            )
+        self._ledger = ledger
+        self._in_game = False
+
+    @property
+    def rules(self) -> Rules:
+        """The transition rules (layout, turn limit): public knowledge, no K."""
+        return self._rules
+
+    @property
+    def layout(self) -> Layout:
+        return self._rules.layout
+
+    @property
+    def budget(self) -> int:
+        return self._ledger.budget
+
+    @property
+    def games_played(self) -> int:
+        return self._ledger.games_played
+
+    @property
+    def remaining(self) -> int:
+        return self._ledger.remaining
+
+    @property
+    def ledger(self) -> Ledger:
+        """An immutable snapshot of the ledger."""
+        return self._ledger
+
+    @property
+    def privileged_uses(self) -> PrivilegedUsage:
+        """Simulator grants and calls so far."""
+        return self._ledger.privileged
+
+    def play(self, black_policy: Policy, white_policy: Policy) -> GameRecord:
+        """Play one whole game and return its record (trajectory and terminal rewards).
+
+        Raises :class:`BudgetExhausted` once ``budget`` games have been played.
+        A game aborted by a bad proposal raises and is not counted.
+        """
+        if self.games_played >= self.budget:
+            raise BudgetExhausted(
+                f"budget of {self.budget} games used up: {self.games_played} games played on "
+                f"{self.layout.name!r}; no further game is allowed"
+            )
+        if self._in_game:
+            raise RuntimeError("Arena.play called from inside a game: games are played one at a time")
+        self._in_game = True
+        try:
+            record = play_game(self._rules, self._condition, black_policy, white_policy)
+        finally:
+            self._in_game = False
+        self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record.without_trajectory())})
+        return record
+
+    def grant_simulator(self, reason: str) -> PrivilegedSimulator:
+        """A simulator with the true outcome rule; the grant and each use are recorded as privileged."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError("grant_simulator needs a reason (e.g. 'MCTS baseline rollouts'); it is recorded")
+        usage = self._ledger.privileged
+        self._count(grants=(*usage.grants, reason.strip()))
+        return PrivilegedSimulator(self._rules, self._condition, self._count_call)
+
+    def _count(self, **update: object) -> None:
+        usage = self._ledger.privileged.model_copy(update=update)
+        self._ledger = self._ledger.model_copy(update={"privileged": usage})
+
+    def _count_call(self, kind: str) -> None:
+        field = f"{kind}_calls"
+        self._count(**{field: getattr(self._ledger.privileged, field) + 1})
+
+    def __repr__(self) -> str:
+        return f"Arena(layout={self.layout.name!r}, budget={self.budget}, games_played={self.games_played})"
+
+
+class PrivilegedSimulator:
+    """The true outcome rule (with K), handed out only by :meth:`Arena.grant_simulator`.
+
+    Every call is reported back to the arena's ledger.
+    """
+
+    def __init__(self, rules: Rules, condition: Condition, record_call: Callable[[str], None]) -> None:
+        self.rules = rules
+        self._condition = condition
+        self._record_call = record_call
+
+    def rewards(self, black: int, white: int) -> tuple[int, int]:
+        """True terminal rewards (black, white) for final disc counts."""
+        self._record_call("rewards")
+        return self._condition.rewards(black, white)
+
+    def outcome(self, state: State) -> tuple[int, int]:
+        """True rewards (black, white) of a terminal state; ValueError if the game is not over."""
+        if not self.rules.is_over(state):
+            raise ValueError("outcome() needs a finished game (rules.is_over(state)); use rollout() from other states")
+        self._record_call("outcome")
+        return self._condition.rewards(*self.rules.counts(state))
+
+    def rollout(self, state: State, seed: int) -> Rollout:
+        """A uniformly random playout from ``state`` to the end, scored with the true K."""
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ValueError(f"seed={seed!r}: give an int in [0, 2**64)")
+        self._record_call("rollout")
+        mover, opponent, next_seed = random_playout(self.rules, state, seed)
+        black, white = (mover, opponent) if state.to_move == BLACK else (opponent, mover)
+        return Rollout(black, white, self._condition.rewards(black, white), next_seed)

@@ -1,0 +1,75 @@
+"""``arena bench ...``: speed measurements (``bench engine`` now; agent and paper benches later)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from harness.bench_engine import REFERENCE_UNAVAILABLE, EngineBenchRow, bench_engine
+from harness.cli.console import stderr_console, stdout_console
+from harness.cli.options import parse_env_range
+
+
+def engine(
+    envs: Annotated[str, typer.Option("--envs", help="Environments: a range 0-6, a list 0,3,5, or all.")] = "0-6",
+    games: Annotated[
+        int | None, typer.Option("--games", help="Fast-engine games per environment (default: sized by --seconds).")
+    ] = None,
+    seconds: Annotated[
+        float, typer.Option("--seconds", help="About how long to time the fast engine on each environment.")
+    ] = 1.0,
+    reference_games: Annotated[
+        int, typer.Option("--reference-games", help="Games for the pure-Python reference engine (0 to skip).")
+    ] = 20,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random playouts.")] = 12345,
+) -> None:
+    """Random-playout games per second of the numba engine vs the pure-Python reference, on one core.
+
+    Compilation is done before timing. The fast engine is timed on a batch sized
+    to last about --seconds per environment (or exactly --games games), the
+    reference on --reference-games games; the ratio is fast / reference.
+    """
+    env_ids = parse_env_range(envs)
+    if games is not None and games < 1:
+        raise typer.BadParameter(f"--games must be 1 or more, got {games}")
+    if not seconds > 0:
+        raise typer.BadParameter(f"--seconds must be more than 0, got {seconds}")
+    if reference_games < 0:
+        raise typer.BadParameter(f"--reference-games must be 0 or more, got {reference_games}")
+    with Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=stderr_console(), transient=True,
+    ) as progress:
+        task = progress.add_task("bench engine", total=len(env_ids))
+        rows = bench_engine(
+            env_ids, seconds=seconds, games=games, reference_games=reference_games, seed=seed,
+            on_env_done=lambda row: progress.update(task, advance=1, description=f"env {row.env_id} done"),
+        )
+    console = stdout_console()
+    console.print(engine_table(rows, seconds, games, reference_games))
+    if reference_games and any(row.reference_seconds is None for row in rows):
+        console.print(Text(REFERENCE_UNAVAILABLE, style="yellow"))
+
+
+def engine_table(rows: list[EngineBenchRow], seconds: float, games: int | None, reference_games: int) -> Table:
+    """The bench figures, one row per environment, with how they were taken as the caption."""
+    batch = f"{games} games" if games is not None else f"a batch of about {seconds:g} s"
+    table = Table(
+        title="Random-playout speed, one core (games per second)",
+        caption=f"fast: {batch} per env, timed after compiling; reference: {reference_games} games per env",
+    )
+    headers = ("env", "name", "size", "fast\ngames/s", "mean\nplies/game", "reference\ngames/s", "ratio\nfast/ref")
+    for header in headers:
+        table.add_column(header, justify="left" if header == "name" else "right")
+    for row in rows:
+        reference = row.reference_games_per_second
+        table.add_row(
+            str(row.env_id), row.name, row.size, f"{row.games_per_second:,.0f}", f"{row.mean_plies:.1f}",
+            f"{reference:,.1f}" if reference is not None else "n/a",
+            f"{row.ratio:,.0f}x" if row.ratio is not None else "n/a",
+        )
+    return table

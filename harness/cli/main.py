@@ -1,0 +1,73 @@
+"""The ``arena`` command line: one module per subcommand, registered here.
+
+User errors (an unknown env id, a bad layout file, a bad depth or env range, an
+invalid K, ...) are caught in one place, :func:`reporting_user_errors`, which
+every command is wrapped in: they print one red ``error: ...`` line on stderr
+and exit with code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from engine import ConditionError, IllegalMoveError, LayoutError, NotationError, UnknownEnvironmentError
+from harness.cli import bench, demo, envs, perft, show
+from harness.cli.console import print_error
+
+USER_ERROR_EXIT_CODE = 2
+USER_ERRORS = (
+    LayoutError, UnknownEnvironmentError, ConditionError, NotationError, IllegalMoveError, typer.BadParameter,
+)
+
+
+def reporting_user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` with user errors turned into ``error: <message>`` and exit code 2."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except USER_ERRORS as error:
+            print_error(_message(error))
+            raise typer.Exit(USER_ERROR_EXIT_CODE) from None
+
+    return wrapper
+
+
+def _message(error: Exception) -> str:
+    if isinstance(error, typer.BadParameter):
+        return error.message
+    return str(error) or type(error).__name__
+
+
+app = typer.Typer(
+    name="arena",
+    help="Expanded Othello Arena: Othello on arbitrary layouts with a hidden winning threshold K.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+bench_app = typer.Typer(
+    help="Measure speed: 'bench engine' times the random-playout engine.",
+    no_args_is_help=True,
+)
+
+
+def _register(typer_app: typer.Typer, name: str, command: Callable[..., Any]) -> None:
+    typer_app.command(name)(reporting_user_errors(command))
+
+
+_register(app, "envs", envs.envs)
+_register(app, "show", show.show)
+_register(app, "perft", perft.perft)
+_register(app, "demo", demo.demo)
+app.add_typer(bench_app, name="bench")
+_register(bench_app, "engine", bench.engine)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,111 @@
+"""Parsers of the arguments several commands share: env ids, env ranges, the ENV | --layout pair.
+
+Every problem a user can cause is raised as ``typer.BadParameter`` (or as the engine's
+own error types), which ``harness.cli.main`` turns into a one-line ``error: ...``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from engine import Layout, Rules, make_env
+from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
+from engine.layout_text import load_layout
+
+N_ENVS = N_LAYOUTS * N_CONDITIONS
+
+# Parameters several commands take, as typer ``Annotated`` types.
+EnvArgument = Annotated[str | None, typer.Argument(metavar="ENV", help="Environment id, 0-55.", show_default=False)]
+LayoutOption = Annotated[
+    Path | None, typer.Option("--layout", metavar="FILE", help="A layout text file instead of an environment.")
+]
+_RANGE_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def parse_env_id(text: str) -> int:
+    """An environment id (``"4"``) as an int; an unknown one raises with the valid range."""
+    cleaned = text.strip()
+    if not cleaned.isdigit():
+        raise typer.BadParameter(f"ENV must be an environment id 0-{N_ENVS - 1}, got {text!r}")
+    env_id = int(cleaned)
+    make_env(env_id)  # raises UnknownEnvironmentError with the valid ids
+    return env_id
+
+
+def parse_env_range(text: str) -> list[int]:
+    """Env ids from ``0-6``, ``0,3,5``, ``0-2,9`` or ``all``: ascending ranges, ids 0-55, no repeats.
+
+    The ids keep the order they are written in; a repeated id is kept once.
+    """
+    if text.strip().lower() == "all":
+        return list(range(N_ENVS))
+    ids: list[int] = []
+    items = [item.strip() for item in text.split(",")]
+    if not text.strip() or any(not item for item in items):
+        raise typer.BadParameter(
+            f"env range {text!r} is empty or has an empty item: write e.g. 0-6, 0,3,5 or all"
+        )
+    for item in items:
+        match = _RANGE_ITEM.match(item)
+        if not match:
+            raise typer.BadParameter(
+                f"env range item {item!r} is not an id or a range: write e.g. 0-6, 0,3,5 or all"
+            )
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) is not None else first
+        if last < first:
+            raise typer.BadParameter(f"env range {item!r} runs backwards: write {last}-{first}")
+        if last >= N_ENVS:
+            raise typer.BadParameter(f"env range {item!r} goes past the last id: ids are 0-{N_ENVS - 1}")
+        ids.extend(i for i in range(first, last + 1) if i not in ids)
+    return ids
+
+
+def read_layout_file(path: Path) -> Layout:
+    """The layout in a text file (``engine.layout_text`` format); LayoutError naming the path otherwise."""
+    return load_layout(path)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a command works on: a benchmark environment, or a layout file (no turn limit)."""
+
+    rules: Rules
+    title: str
+    env: Environment | None = None
+
+    @property
+    def layout(self) -> Layout:
+        return self.rules.layout
+
+
+def resolve_target(env_text: str | None, layout_path: Path | None) -> Target:
+    """The rules for ``ENV`` or ``--layout FILE`` (exactly one of them)."""
+    if env_text is not None and layout_path is not None:
+        raise typer.BadParameter("give either ENV or --layout FILE, not both")
+    if env_text is None and layout_path is None:
+        raise typer.BadParameter("give an environment id (ENV, 0-55) or --layout FILE")
+    if layout_path is not None:
+        layout = read_layout_file(layout_path)
+        name = layout.name or layout_path.name
+        return Target(Rules(layout), f"{name} ({layout.describe()}, no turn limit)")
+    env = make_env(parse_env_id(env_text))
+    limit = env.condition.turn_limit
+    limit_text = f", turn limit {turn_limit_text(env)}" if limit else ""
+    return Target(env.rules, f"env {env.id}: {env.name} ({env.layout.describe()}{limit_text})", env)
+
+
+def turn_limit_text(env: Environment) -> str:
+    """``10 per player`` / ``10 in total`` / ``none``."""
+    if not env.condition.turn_limit:
+        return "none"
+    return f"{env.condition.turn_limit} {_counting_words(env.condition.turn_counting)}"
+
+
+def _counting_words(counting: str) -> str:
+    return "per player" if counting == "per_player" else "in total"

@@ -1,0 +1,49 @@
+"""``arena bench engine``: runs quickly and prints the figures (timings are never asserted)."""
+
+from __future__ import annotations
+
+import re
+
+from harness import bench_engine
+from harness.bench_engine import REFERENCE_UNAVAILABLE, EngineBenchRow
+
+
+def test_bench_engine_prints_a_ratio(invoke):
+    result = invoke("bench", "engine", "--envs", "0", "--seconds", "0.2", "--reference-games", "5")
+    assert result.exit_code == 0, result.output
+    row = re.search(r"│\s*0\s*│\s*Standard 8x8 / Majority\s*│\s*8x8\s*│(.*)│", result.output)
+    assert row, result.output
+    cells = [cell.strip() for cell in row.group(1).split("│")]
+    fast, plies, reference, ratio = cells
+    assert float(fast.replace(",", "")) > 0
+    assert 50 <= float(plies) <= 60
+    assert float(reference.replace(",", "")) > 0
+    assert re.fullmatch(r"[\d,]+x", ratio)
+
+
+def test_bench_engine_fixed_games_without_reference(invoke):
+    result = invoke("bench", "engine", "--envs", "5,42", "--games", "50", "--reference-games", "0")
+    assert result.exit_code == 0, result.output
+    assert "Random Board 2 (6x8)" in result.output
+    assert "Standard 8x8 / Majority/Blitz" in result.output
+    assert "n/a" in result.output
+
+
+def test_bench_engine_without_a_source_checkout(invoke, monkeypatch):
+    monkeypatch.setattr(bench_engine, "load_reference", lambda: None)
+    result = invoke("bench", "engine", "--envs", "0", "--games", "10", "--reference-games", "3")
+    assert result.exit_code == 0, result.output
+    assert REFERENCE_UNAVAILABLE in result.output
+
+
+def test_blitz_games_stop_at_the_turn_limit():
+    (row,) = bench_engine.bench_engine([42], games=200, reference_games=3)
+    assert 15 < row.mean_plies <= 20  # at most 10 placements per player (a wipe-out may end a game sooner)
+    assert row.reference_games == 3 and row.ratio is not None
+
+
+def test_row_figures():
+    row = EngineBenchRow(0, "x", "8x8", games=100, seconds=0.5, plies=6000, reference_games=10, reference_seconds=1.0)
+    assert row.games_per_second == 200 and row.mean_plies == 60
+    assert row.reference_games_per_second == 10 and row.ratio == 20
+    assert EngineBenchRow(0, "x", "8x8", 1, 1.0, 60).ratio is None

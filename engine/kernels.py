@@ -140,15 +140,18 @@ def place(own, opp, index, geo):
 
 
 @njit(cache=True)
-def random_playout(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed):
-    """Play uniformly random legal moves to the end of the game.
+def random_playout(own, opp, placed_mover, placed_other, turn_limit, counting, geo, seed, max_turns=-1):
+    """Play uniformly random legal moves to the end of the game, or for ``max_turns`` turns.
 
-    Returns (mover's discs, opponent's discs, placements made, new seed), the counts
-    from the point of view of the player to move at the start.
+    A turn is a placement or a forced pass; ``max_turns < 0`` means no cap. Returns
+    (mover's discs, opponent's discs, placements made, new seed), the counts from
+    the point of view of the player to move at the start.
     """
     swapped = False
     plies = 0
-    while True:
+    turns = 0
+    while turns != max_turns:
+        turns += 1
         moves = mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)
         if not bb_any(moves):
             if not bb_any(mover_moves(opp, own, placed_other, placed_mover, turn_limit, counting, geo)):

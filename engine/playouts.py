@@ -19,11 +19,14 @@ def random_games(rules: Rules, state: State, games: int, seed: int) -> int:
     ))
 
 
-def random_playout(rules: Rules, state: State, seed: int) -> tuple[int, int, int]:
-    """One random game from ``state``: (mover's final discs, opponent's final discs, new seed)."""
+def random_playout(rules: Rules, state: State, seed: int, max_turns: int = -1) -> tuple[int, int, int]:
+    """One random game from ``state`` (at most ``max_turns`` turns if >= 0).
+
+    Returns (mover's final discs, opponent's final discs, new seed).
+    """
     g = rules.geometry
     own, opp, _, new_seed = kernels.random_playout(
         g.words(state.own), g.words(state.opponent), state.placed(state.to_move), state.placed(1 - state.to_move),
-        *rules.limit_args, g.kernel_args, np.uint64(seed or 0x9E3779B97F4A7C15),
+        *rules.limit_args, g.kernel_args, np.uint64(seed or 0x9E3779B97F4A7C15), max_turns,
     )
     return int(own), int(opp), int(new_seed)

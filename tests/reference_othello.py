@@ -118,15 +118,18 @@ def placements(state: RefState, colour: int) -> list[int]:
     return [move for move, content in enumerate(state.cells) if content == EMPTY and _flips_for(state, colour, move)]
 
 
+def _can_place(state: RefState, colour: int) -> bool:
+    """``placements(state, colour) != []``, stopping at the first one found."""
+    return may_place(state, colour) and any(
+        content == EMPTY and _flips_for(state, colour, move) for move, content in enumerate(state.cells))
+
+
 def legal_moves(state: RefState) -> list[int]:
     """The mover's placements; ``[PASS]`` if it has none but the opponent has; ``[]`` when the game is over."""
     own = placements(state, state.to_move)
     if own:
         return own
-    opponent = 1 - state.to_move
-    can_reply = may_place(state, opponent) and any(
-        content == EMPTY and _flips_for(state, opponent, move) for move, content in enumerate(state.cells))
-    return [PASS] if can_reply else []
+    return [PASS] if _can_place(state, 1 - state.to_move) else []
 
 
 def flips(state: RefState, move: int) -> list[int]:
@@ -166,10 +169,10 @@ def discs(state: RefState, colour: int) -> list[int]:
     return [cell for cell, content in enumerate(state.cells) if content == colour]
 
 
-def mask(cells_: list[int]) -> int:
+def mask(indices: list[int]) -> int:
     """Bitmask with bit ``i`` set for each cell index ``i`` (to compare with bitboards)."""
     bits = 0
-    for cell in cells_:
+    for cell in indices:
         bits |= 1 << cell
     return bits
 

@@ -121,7 +121,8 @@ def test_random_games_match_reference(n_words: int, data: st.DataObject) -> None
     layout = data.draw(layouts(n_words), label="layout")
     turn_limit, counting = data.draw(turn_limits, label="turn limit")
     rng = random.Random(data.draw(seeds, label="move seed"))
-    deep_check_ply = data.draw(st.integers(0, layout.cells), label="ply checked on every cell")
+    empty_cells = layout.cells - len(layout.obstacles) - len(layout.black) - len(layout.white)
+    deep_check_ply = data.draw(st.integers(0, empty_cells), label="ply checked on every cell")
     rules = Rules(layout, turn_limit, counting)
     state, ref_state = rules.initial_state(), ref.initial_state(layout, turn_limit, counting)
     ply = 0
@@ -175,5 +176,5 @@ def test_word_ranges_cover_every_size() -> None:
     classes = [set(board_sizes(n)) for n in WORD_CELLS]
     assert set().union(*classes) == every
     assert sum(len(c) for c in classes) == len(every)
-    for n, sizes in zip(WORD_CELLS, classes):
+    for n, sizes in zip(WORD_CELLS, classes, strict=True):
         assert all(math.ceil(r * c / 64) == n for r, c in sizes)

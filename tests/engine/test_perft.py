@@ -14,6 +14,7 @@ from engine import kernels
 from engine.environments import layouts, reference_data
 from engine.geometry import geometry_of
 from engine.layout import Layout, standard_layout
+from engine.rules import Rules
 
 COUNTING_CODES = {"per_player": kernels.COUNT_PER_PLAYER, "total": kernels.COUNT_TOTAL}
 BENCHMARK_LAYOUTS = layouts()
@@ -22,11 +23,9 @@ BENCHMARK_LAYOUTS = layouts()
 def kernel_perft(layout: Layout, depth: int, turn_limit: int | None = None, counting: str = "per_player") -> int:
     """``engine.kernels.perft`` from the start of ``layout`` (black to move, no placements yet)."""
     g = geometry_of(layout)
-    # The kernels take the geometry as one ``geo`` tuple; earlier ones took playable, shifts, masks.
-    geometry = (g.kernel_args,) if hasattr(g, "kernel_args") else (g.playable, g.shifts, g.masks)
     return int(kernels.perft(
         g.words(layout.mask(layout.black)), g.words(layout.mask(layout.white)), 0, 0, depth,
-        turn_limit or kernels.NO_LIMIT, COUNTING_CODES[counting], *geometry,
+        turn_limit or kernels.NO_LIMIT, COUNTING_CODES[counting], g.kernel_args,
     ))
 
 
@@ -82,7 +81,7 @@ TURN_LIMIT_LAYOUTS = [BENCHMARK_LAYOUTS[0], BENCHMARK_LAYOUTS[5], EXTRA_LAYOUTS[
 
 
 @pytest.mark.parametrize("counting", ["per_player", "total"])
-@pytest.mark.parametrize("layout", TURN_LIMIT_LAYOUTS, ids=[layout.name.replace(" ", "_") for layout in TURN_LIMIT_LAYOUTS])
+@pytest.mark.parametrize("layout", TURN_LIMIT_LAYOUTS, ids=[lay.name.replace(" ", "_") for lay in TURN_LIMIT_LAYOUTS])
 def test_kernel_perft_under_turn_limit_equals_reference(layout: Layout, counting: str) -> None:
     """A turn limit of 3, down to depth 13, where every line has ended (finished games are leaves)."""
     start = ref.initial_state(layout, 3, counting)
@@ -98,3 +97,31 @@ def test_turn_limit_countings_differ() -> None:
     assert kernel_perft(layout, 6, 3, "per_player") == published[6]
     assert kernel_perft(layout, 7, 3, "per_player") == published[6]
     assert kernel_perft(layout, 7, 3, "total") == published[3]
+
+
+MIDGAME_LAYOUTS = [BENCHMARK_LAYOUTS[0], BENCHMARK_LAYOUTS[4], EXTRA_LAYOUTS[1]]
+
+
+@pytest.mark.parametrize("counting", ["per_player", "total"])
+@pytest.mark.parametrize("layout", MIDGAME_LAYOUTS, ids=["8x8", "12x10", "16x16"])
+def test_rules_perft_from_midgame_positions(layout: Layout, counting: str) -> None:
+    """``Rules.perft`` from positions after random play, just before the turn limit bites.
+
+    The placements made so far decide who may still place, so a wrapper that mixed up
+    the mover's and the opponent's counts would change these numbers.
+    """
+    rng = random.Random(7)
+    for turn_limit in (None, 4, 9, 12):
+        rules = Rules(layout, turn_limit, counting)
+        state, ref_state = rules.initial_state(), ref.initial_state(layout, turn_limit, counting)
+        if turn_limit is None:
+            plies = rng.randint(8, 30)
+        else:  # per player: black has used its last placement, white has one left
+            plies = 2 * turn_limit - 1 if counting == "per_player" else turn_limit - 2
+        for _ in range(plies):
+            moves = ref.legal_moves(ref_state)
+            if not moves:
+                break
+            move = rng.choice(moves)
+            state, ref_state = rules.play(state, move), ref.play(ref_state, move)
+        assert [rules.perft(state, depth) for depth in range(5)] == [ref.perft(ref_state, depth) for depth in range(5)]

@@ -292,7 +292,8 @@ def test_turn_limit_forces_a_pass_then_ends_the_game() -> None:
     state = State(start.black, start.white, BLACK, placed_black=10, placed_white=3)
     per_player = Rules(layout, 10, "per_player")
     assert per_player.legal_moves(state) == [PASS]
-    assert per_player.legal_moves(state._replace(to_move=WHITE)) == Rules(layout).legal_moves(start._replace(to_move=WHITE))
+    white_to_move = state._replace(to_move=WHITE)
+    assert per_player.legal_moves(white_to_move) == Rules(layout).legal_moves(white_to_move) != [PASS]
     assert per_player.legal_moves(state._replace(placed_white=10)) == []
     # In total 13 >= 10 placements: over for both.
     total = Rules(layout, 10, "total")
@@ -375,6 +376,6 @@ def test_the_56_environments() -> None:
         assert env.layout == envs[env.layout_index].layout
         assert env.rules.layout == env.layout
         assert not hasattr(env.rules, "condition") and not hasattr(env.rules, "k")
-    assert [envs[7 * c].condition.k for c in range(8)] == [Fraction(s) for s in
-                                                           ("1.01", "-0.01", "0.8", "0.6", "0.4", "0.2", "1.01", "-0.01")]
+    ks = ("1.01", "-0.01", "0.8", "0.6", "0.4", "0.2", "1.01", "-0.01")
+    assert [envs[7 * c].condition.k for c in range(8)] == [Fraction(k) for k in ks]
     assert [envs[7 * c].condition.turn_limit for c in range(8)] == [None] * 6 + [10, 10]

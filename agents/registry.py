@@ -1,0 +1,119 @@
+"""Agents by spec string: ``name`` or ``name:key=value,key=value`` (e.g. ``minimax:depth=5``).
+
+Each family module registers its agents with :func:`register`; :func:`make_agent`
+builds one from a spec, and bad specs get an error listing what is valid.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, AgentContext
+
+# Modules whose import registers agents (one per family).
+FAMILY_MODULES = (
+    "agents.simple",
+    "agents.positional",
+    "agents.minimax",
+    "agents.mcts",
+)
+
+
+class AgentSpecError(ValueError):
+    """An unknown agent name, parameter or value in a spec string."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One spec parameter: its type (int, float, bool or str), default and a help line."""
+
+    kind: type
+    default: Any
+    help: str = ""
+    choices: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    name: str
+    factory: Callable[..., Agent]
+    description: str
+    params: dict[str, Param] = field(default_factory=dict)
+    privileged: bool = False
+
+
+_REGISTRY: dict[str, AgentEntry] = {}
+
+
+def register(name: str, description: str, params: dict[str, Param] | None = None, privileged: bool = False):
+    """Class decorator: ``factory(context, rng, **params)`` becomes the agent called ``name``."""
+
+    def decorate(factory: Callable[..., Agent]) -> Callable[..., Agent]:
+        _REGISTRY[name] = AgentEntry(name, factory, description, dict(params or {}), privileged)
+        return factory
+
+    return decorate
+
+
+def registry() -> dict[str, AgentEntry]:
+    """All registered agents, by name (importing the family modules on first use)."""
+    for module in FAMILY_MODULES:
+        importlib.import_module(module)
+    return dict(_REGISTRY)
+
+
+def parse_spec(spec: str) -> tuple[AgentEntry, dict[str, Any]]:
+    """The entry and the full parameter values (defaults filled in) of a spec string."""
+    entries = registry()
+    name, _, arguments = spec.strip().partition(":")
+    if name not in entries:
+        raise AgentSpecError(f"unknown agent {name!r}; valid agents: {', '.join(sorted(entries))} (`arena agents` lists them)")
+    entry = entries[name]
+    values = {key: param.default for key, param in entry.params.items()}
+    for item in filter(None, (part.strip() for part in arguments.split(","))):
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or key not in entry.params:
+            valid = ", ".join(f"{k}=<{p.kind.__name__}>" for k, p in entry.params.items()) or "none"
+            raise AgentSpecError(f"agent {name!r} has no parameter {item!r}; valid parameters: {valid}")
+        values[key] = _convert(name, key, raw.strip(), entry.params[key])
+    return entry, values
+
+
+def _convert(agent: str, key: str, raw: str, param: Param) -> Any:
+    try:
+        if param.kind is bool:
+            if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(raw)
+            value: Any = raw.lower() in ("true", "1", "yes")
+        else:
+            value = param.kind(raw)
+    except ValueError:
+        raise AgentSpecError(f"{agent}:{key}={raw!r} is not a valid {param.kind.__name__}") from None
+    if param.choices is not None and value not in param.choices:
+        raise AgentSpecError(f"{agent}:{key}={raw!r}: choose one of {', '.join(map(str, param.choices))}")
+    return value
+
+
+def make_agent(spec: str, context: AgentContext, rng: np.random.Generator) -> Agent:
+    """A new agent from a spec string such as ``minimax:depth=5``."""
+    entry, values = parse_spec(spec)
+    agent = entry.factory(context, rng, **values)
+    agent.name = canonical_spec(spec)
+    return agent
+
+
+def canonical_spec(spec: str) -> str:
+    """The spec with only the parameters that differ from their defaults, in declared order."""
+    entry, values = parse_spec(spec)
+    changed = [f"{k}={_show(v)}" for k, v in values.items() if v != entry.params[k].default]
+    return entry.name + (":" + ",".join(changed) if changed else "")
+
+
+def _show(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -45,7 +45,8 @@ class Condition:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", as_fraction(self.k))
-        if self.turn_limit is not None and (not isinstance(self.turn_limit, int) or self.turn_limit < 1):
+        limit = self.turn_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ConditionError(f"turn_limit={self.turn_limit!r}: give a positive integer or None")
         if self.turn_counting not in TURN_COUNTINGS:
             raise ConditionError(

@@ -37,7 +37,7 @@ class Layout:
                     f"integers from {MIN_SIDE} to {MAX_SIDE}"
                 )
         for label, cells in (("obstacle", self.obstacles), ("black", self.black), ("white", self.white)):
-            object.__setattr__(self, _attr(label), frozenset(tuple(c) for c in cells))
+            object.__setattr__(self, _attr(label), frozenset(_as_cell(label, c) for c in cells))
             for r, c in getattr(self, _attr(label)):
                 if not (0 <= r < self.rows and 0 <= c < self.cols):
                     raise LayoutError(
@@ -75,6 +75,17 @@ class Layout:
 
     def describe(self) -> str:
         return f"{self.rows}x{self.cols}, {len(self.obstacles)} obstacles"
+
+
+def _as_cell(label: str, cell: object) -> Cell:
+    """A (row, col) pair of ints, or a LayoutError naming the bad entry."""
+    try:
+        row, col = cell  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise LayoutError(f"{label} cell {cell!r} is not a (row, col) pair") from None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (row, col)):
+        raise LayoutError(f"{label} cell {cell!r}: row and col must be integers")
+    return (row, col)
 
 
 def _attr(label: str) -> str:

@@ -35,7 +35,8 @@ class Rules:
     def __post_init__(self) -> None:
         if self.turn_counting not in _COUNTING_CODES:
             raise ValueError(f"turn_counting={self.turn_counting!r}: choose one of {', '.join(_COUNTING_CODES)}")
-        if self.turn_limit is not None and self.turn_limit < 1:
+        limit = self.turn_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ValueError(f"turn_limit={self.turn_limit!r}: give a positive integer or None")
 
     @cached_property

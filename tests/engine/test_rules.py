@@ -379,3 +379,17 @@ def test_the_56_environments() -> None:
     ks = ("1.01", "-0.01", "0.8", "0.6", "0.4", "0.2", "1.01", "-0.01")
     assert [envs[7 * c].condition.k for c in range(8)] == [Fraction(k) for k in ks]
     assert [envs[7 * c].condition.turn_limit for c in range(8)] == [None] * 6 + [10, 10]
+
+
+@pytest.mark.parametrize("cell", [(1, 2, 3), ("a", 1), 5, (True, 0)])
+def test_malformed_obstacle_cells_raise_layout_error(cell):
+    with pytest.raises(LayoutError, match="obstacle cell"):
+        Layout(8, 8, obstacles={cell})
+
+
+@pytest.mark.parametrize("limit", [True, 0, -3, 2.5, "10"])
+def test_turn_limit_must_be_a_positive_int(limit):
+    with pytest.raises(ValueError, match="turn_limit"):
+        Condition(0.8, turn_limit=limit)
+    with pytest.raises(ValueError, match="turn_limit"):
+        Rules(standard_layout(8, 8), turn_limit=limit)

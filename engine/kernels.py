@@ -40,8 +40,7 @@ COUNT_TOTAL = 1
 NO_LIMIT = 0
 
 
-@njit(cache=True, inline="always")
-def legal_moves(own, opp, geo):
+def _legal_moves(own, opp, geo):
     """Bitboard of the mover's legal placements.
 
     In each direction, ``run`` starts at the opponent discs next to an own disc and
@@ -66,8 +65,7 @@ def legal_moves(own, opp, geo):
     return bb_andnot(bb_and(moves, playable), bb_or(own, opp))
 
 
-@njit(cache=True, inline="always")
-def flips_of(own, opp, index, geo):
+def _flips_of(own, opp, index, geo):
     """Bitboard of the opponent discs a placement at ``index`` flips (empty if none).
 
     Along each ray from the cell, the first cell that is not an opponent disc
@@ -105,6 +103,15 @@ def flips_of(own, opp, index, geo):
     return flipped
 
 
+# Each rule kernel is compiled twice from one source: as a cached function of its own
+# (quick to compile, called by everything else) and as an inlined copy for the
+# random-playout loop, where inlining measures 10-25% faster but compiles slowly.
+legal_moves = njit(cache=True)(_legal_moves)
+flips_of = njit(cache=True)(_flips_of)
+_legal_moves_inlined = njit(inline="always")(_legal_moves)
+_flips_of_inlined = njit(inline="always")(_flips_of)
+
+
 @njit(cache=True, inline="always")
 def may_place(placed_mover, placed_other, turn_limit, counting):
     """Whether the turn limit still lets the mover place a disc."""
@@ -115,7 +122,7 @@ def may_place(placed_mover, placed_other, turn_limit, counting):
     return placed_mover < turn_limit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo):
     """Legal placements of the mover under the turn limit (empty once it is used up)."""
     if may_place(placed_mover, placed_other, turn_limit, counting):
@@ -132,7 +139,7 @@ def next_random(seed):
     return seed, (seed * U64(0x2545F4914F6CDD1D)) >> U64(32)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def place(own, opp, index, geo):
     """(own, opp) after the mover places at ``index`` (assumed legal)."""
     flipped = flips_of(own, opp, index, geo)
@@ -150,18 +157,23 @@ def random_playout(own, opp, placed_mover, placed_other, turn_limit, counting, g
     swapped = False
     plies = 0
     turns = 0
-    while turns != max_turns:
+    passes = 0
+    while turns != max_turns and passes < 2:
         turns += 1
-        moves = mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)
-        if not bb_any(moves):
-            if not bb_any(mover_moves(opp, own, placed_other, placed_mover, turn_limit, counting, geo)):
-                break
-        else:
+        moves = bb_zero(own)
+        if may_place(placed_mover, placed_other, turn_limit, counting):
+            moves = _legal_moves_inlined(own, opp, geo)
+        if bb_any(moves):
+            passes = 0
             seed, bits = next_random(seed)
-            rank = int((bits * U64(bb_count(moves))) >> U64(32))
-            own, opp = place(own, opp, bb_select(moves, rank), geo)
+            index = bb_select(moves, int((bits * U64(bb_count(moves))) >> U64(32)))
+            flipped = _flips_of_inlined(own, opp, index, geo)
+            own = bb_or(bb_xor(own, flipped), bb_bit(own, index))
+            opp = bb_xor(opp, flipped)
             placed_mover += 1
             plies += 1
+        else:
+            passes += 1
         own, opp = opp, own
         placed_mover, placed_other = placed_other, placed_mover
         swapped = not swapped

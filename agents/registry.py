@@ -78,6 +78,8 @@ def parse_spec(spec: str) -> tuple[AgentEntry, dict[str, Any]]:
     for item in filter(None, (part.strip() for part in arguments.split(","))):
         key, sep, raw = item.partition("=")
         key = key.strip()
+        if not sep and key in entry.params:
+            raise AgentSpecError(f"agent {name!r}: parameter {key!r} needs a value, e.g. {key}=<{entry.params[key].kind.__name__}>")
         if not sep or key not in entry.params:
             valid = ", ".join(f"{k}=<{p.kind.__name__}>" for k, p in entry.params.items()) or "none"
             raise AgentSpecError(f"agent {name!r} has no parameter {item!r}; valid parameters: {valid}")

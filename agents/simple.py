@@ -1,1 +1,70 @@
-"""(being written)"""
+"""The simple baselines: Random, Greedy (most discs flipped) and Corner (a corner when it can, else greedy).
+
+None of them looks past the move it plays; all break ties with their own
+generator. A forced pass is normally played by the harness, but each answers
+PASS if asked anyway.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent, AgentContext, choose, placements
+from agents.positional import corner_cells
+from agents.registry import register
+from engine.state import PASS
+from harness.observation import Observation
+
+
+def most_flips(observation: Observation, moves: list[int]) -> list[int]:
+    """Those of ``moves`` (placements) that flip the most discs, in the given order."""
+    rules, state = observation.rules, observation.state
+    flips = [rules.flips(state, move).bit_count() for move in moves]
+    top = max(flips)
+    return [move for move, count in zip(moves, flips, strict=True) if count == top]
+
+
+@register("random", "Uniformly random legal move")
+class RandomAgent(Agent):
+    """A legal placement drawn uniformly from the agent's generator."""
+
+    name = "random"
+
+    def act(self, observation: Observation) -> int:
+        if observation.must_pass:
+            return PASS
+        return choose(self.rng, placements(observation))
+
+
+@register("greedy", "The move that flips the most discs; ties at random")
+class GreedyAgent(Agent):
+    """The placement flipping the most discs; ties broken uniformly by the agent's generator."""
+
+    name = "greedy"
+
+    def act(self, observation: Observation) -> int:
+        if observation.must_pass:
+            return PASS
+        return choose(self.rng, most_flips(observation, placements(observation)))
+
+
+@register("corner", "A corner (edge or obstacle corner) when one is legal, else greedy")
+class CornerAgent(Agent):
+    """A corner of the layout when one is legal (the one flipping most), otherwise greedy.
+
+    Corners are :func:`agents.positional.corner_cells`: obstacles count as edge.
+    """
+
+    name = "corner"
+
+    def __init__(self, context: AgentContext, rng: np.random.Generator) -> None:
+        super().__init__(context, rng)
+        layout = context.rules.layout
+        self.corners = frozenset(layout.index(cell) for cell in corner_cells(layout))
+
+    def act(self, observation: Observation) -> int:
+        if observation.must_pass:
+            return PASS
+        moves = placements(observation)
+        corners = [move for move in moves if move in self.corners]
+        return choose(self.rng, most_flips(observation, corners or moves))

@@ -21,7 +21,9 @@ will be asked again.
 Anything that needs the true outcome rule (MCTS with real rollouts) must ask
 for a :class:`PrivilegedSimulator` through :meth:`Arena.grant_simulator`; every
 grant and every call is counted in the ledger, so results can be labelled
-privileged.
+privileged. Frozen evaluation matches, which play outside any arena, get theirs
+from :class:`EvaluationGrants` (or :func:`evaluation_simulator`), which keeps
+its own usage record the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from engine.condition import Condition
@@ -57,11 +60,12 @@ class PrivilegedUsage(BaseModel):
     outcome_calls: int = 0
     rewards_calls: int = 0
     rollout_calls: int = 0
+    table_calls: int = 0
 
     @property
     def uses(self) -> int:
         """All calls to any granted simulator."""
-        return self.outcome_calls + self.rewards_calls + self.rollout_calls
+        return self.outcome_calls + self.rewards_calls + self.rollout_calls + self.table_calls
 
     @property
     def privileged(self) -> bool:
@@ -179,11 +183,9 @@ class Arena:
 
     def grant_simulator(self, reason: str) -> PrivilegedSimulator:
         """A simulator with the true outcome rule; the grant and each use are recorded as privileged."""
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValueError("grant_simulator needs a reason (e.g. 'MCTS baseline rollouts'); it is recorded")
-        usage = self._ledger.privileged
-        self._count(grants=(*usage.grants, reason.strip()))
-        return PrivilegedSimulator(self._rules, self._condition, self._count_call)
+        reason = _checked_reason(reason)
+        self._count(grants=(*self._ledger.privileged.grants, reason))
+        return PrivilegedSimulator(self._rules, self._condition, self._count_call, lambda: self.privileged_uses)
 
     def _count(self, **update: object) -> None:
         usage = self._ledger.privileged.model_copy(update=update)
@@ -197,16 +199,87 @@ class Arena:
         return f"Arena(layout={self.layout.name!r}, budget={self.budget}, games_played={self.games_played})"
 
 
-class PrivilegedSimulator:
-    """The true outcome rule (with K), handed out only by :meth:`Arena.grant_simulator`.
+class EvaluationGrants:
+    """Simulator grants for frozen evaluation matches, which play outside any arena (no budget).
 
-    Every call is reported back to the arena's ledger.
+    One object per environment (or per match): its :meth:`grant_simulator` is what
+    the match runner hands privileged agents as ``AgentContext.grant_simulator``,
+    and :attr:`usage` records every grant and every call, so the match's results
+    can be labelled privileged. Nothing else about the condition is exposed.
     """
 
-    def __init__(self, rules: Rules, condition: Condition, record_call: Callable[[str], None]) -> None:
+    def __init__(self, env: Environment) -> None:
+        self._rules: Rules = env.rules
+        self._condition: Condition = env.condition  # private: the hidden K, reached only through simulators
+        self._usage = PrivilegedUsage()
+
+    @property
+    def usage(self) -> PrivilegedUsage:
+        """Grants and calls so far (an immutable snapshot)."""
+        return self._usage
+
+    def grant_simulator(self, reason: str) -> PrivilegedSimulator:
+        """A simulator with the true outcome rule; the grant and each use are recorded in :attr:`usage`."""
+        reason = _checked_reason(reason)
+        self._usage = self._usage.model_copy(update={"grants": (*self._usage.grants, reason)})
+        return PrivilegedSimulator(self._rules, self._condition, self._count_call, lambda: self._usage)
+
+    def _count_call(self, kind: str) -> None:
+        field = f"{kind}_calls"
+        self._usage = self._usage.model_copy(update={field: getattr(self._usage, field) + 1})
+
+    def __repr__(self) -> str:
+        return f"EvaluationGrants(layout={self._rules.layout.name!r}, grants={len(self._usage.grants)}, uses={self._usage.uses})"
+
+
+def evaluation_simulator(env: Environment, reason: str) -> PrivilegedSimulator:
+    """One simulator for evaluation outside an arena, with its own usage record (``simulator.usage``)."""
+    return EvaluationGrants(env).grant_simulator(reason)
+
+
+def _checked_reason(reason: str) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError("grant_simulator needs a reason (e.g. 'MCTS baseline rollouts'); it is recorded")
+    return reason.strip()
+
+
+class PrivilegedSimulator:
+    """The true outcome rule (with K), handed out only by :meth:`Arena.grant_simulator` and :class:`EvaluationGrants`.
+
+    Every call is reported back to the grantor's usage record (the arena's
+    ledger, or the evaluation grants), which :attr:`usage` shows.
+    """
+
+    def __init__(
+        self, rules: Rules, condition: Condition, record_call: Callable[[str], None],
+        read_usage: Callable[[], PrivilegedUsage],
+    ) -> None:
         self.rules = rules
         self._condition = condition
         self._record_call = record_call
+        self._read_usage = read_usage
+
+    @property
+    def usage(self) -> PrivilegedUsage:
+        """The grantor's record of grants and calls (shared by all simulators it granted)."""
+        return self._read_usage()
+
+    def reward_table(self) -> np.ndarray:
+        """True rewards for every final count: int8 array ``[own, opp]`` of shape (cells + 1, cells + 1).
+
+        Entry ``[own, opp]`` is the reward (+1 / 0 / -1) of a player who ends with
+        ``own`` discs against ``opp`` (or is scored there, e.g. at a rollout cap);
+        counts that cannot occur (``own + opp > cells``) hold 0. Read-only; one
+        recorded use however often it is indexed.
+        """
+        self._record_call("table")
+        size = self.rules.layout.cells + 1
+        table = np.zeros((size, size), dtype=np.int8)
+        for own in range(size):
+            for opp in range(size - own):
+                table[own, opp] = self._condition.rewards(own, opp)[0]
+        table.setflags(write=False)
+        return table
 
     def rewards(self, black: int, white: int) -> tuple[int, int]:
         """True terminal rewards (black, white) for final disc counts."""

@@ -1,14 +1,17 @@
-"""``arena bench ...``: speed measurements (``bench engine`` now; agent and paper benches later)."""
+"""``arena bench ...``: speed measurements (``bench engine``, ``bench agents``)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from engine import make_env
+from harness.bench_agents import BENCH_ENV, AgentBenchRow, bench_agents
 from harness.bench_engine import REFERENCE_UNAVAILABLE, EngineBenchRow, bench_engine
 from harness.cli.console import stderr_console, stdout_console
 from harness.cli.options import parse_env_range
@@ -72,4 +75,56 @@ def engine_table(rows: list[EngineBenchRow], seconds: float, games: int | None, 
             f"{reference:,.1f}" if reference is not None else "n/a",
             f"{row.ratio:,.0f}x" if row.ratio is not None else "n/a",
         )
+    return table
+
+
+def agents(
+    games: Annotated[int, typer.Option("--games", help="Games (Minimax, MCTS) and positions (endgame) to time.")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the games and positions.")] = 0,
+) -> None:
+    """Time the search agents on 8x8 against the issue's targets: mean and p95 per move, worst endgame solve.
+
+    minimax:depth=5 over full games vs random (target: mean under 20 ms/move),
+    mcts:n=100 likewise (under 15 ms/move), and the exact endgame solver on random
+    14-empty positions (every one under 1 s). Only the agent's own moves are
+    timed, after a warm-up that compiles the numba kernels; one core.
+    """
+    if games < 1:
+        raise typer.BadParameter(f"--games must be 1 or more, got {games}")
+    if seed < 0:
+        raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
+    with Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=stderr_console(), transient=True,
+    ) as progress:
+        task = progress.add_task("bench agents", total=3)
+        rows = bench_agents(games, seed, on_done=lambda row: progress.update(task, advance=1,
+                                                                              description=f"{row.name} done"))
+    env = make_env(BENCH_ENV)
+    stdout_console().print(agents_table(rows, f"env {env.id} ({env.layout.name}, no turn limit)"))
+
+
+def agents_table(rows: list[AgentBenchRow], board: str) -> Table:
+    """Mean, p95 and worst time per sample of each measurement, its target and a pass/fail mark."""
+    table = Table(
+        title=f"Agent speed on {board}, one core",
+        caption="n: moves timed (minimax, mcts) or positions solved (endgame), after a warm-up that compiles "
+                "the kernels; per-move rows are judged by the mean, the endgame row by the worst position",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("measurement", min_width=15)
+    for header in ("n", "mean", "p95", "max", "target"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("result", min_width=6)
+    for row in rows:
+        show = (lambda s: f"{1000 * s:.2f} ms") if row.unit == "ms/move" else (lambda s: f"{s:.3f} s")
+        limit = f"{1000 * row.target:g} ms" if row.unit == "ms/move" else f"{row.target:g} s"
+        target = f"{row.judged_by} < {limit}"
+        name = Text(row.name)
+        name.append(f"\n{row.setting}", style="dim")
+        if row.passed is None:
+            table.add_row(name, "0", "-", "-", "-", target, Text(f"n/a: {row.skipped}", style="yellow"))
+            continue
+        mark = Text("pass ✓", style="green") if row.passed else Text("FAIL ✗", style="bold red")
+        table.add_row(name, str(len(row.samples)), show(row.mean), show(row.p95), show(row.max), target, mark)
     return table

@@ -1,7 +1,8 @@
-"""``arena demo``: a short match between two built-in policies, until the full harness exists."""
+"""``arena demo``: a short match, the registered greedy agent against a random policy."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import numpy as np
@@ -10,33 +11,14 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from engine import PASS, make_env
+from agents.base import Agent, AgentContext
+from agents.registry import make_agent
+from engine import make_env
+from engine.rules import Rules
 from harness.cli.console import stdout_console
 from harness.cli.options import parse_env_id
 from harness.match import OUTCOMES, MatchResult, run_match
-from harness.observation import Observation
 from harness.policy import RandomPolicy
-
-
-class GreedyPolicy:
-    """The placement that flips the most discs; ties broken uniformly by the given generator."""
-
-    name = "greedy"
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-
-    def act(self, observation: Observation) -> int:
-        """A legal move flipping the most discs (PASS when that is the only move)."""
-        moves = [m for m in observation.legal_moves if m != PASS]
-        if not moves:
-            if observation.legal_moves:
-                return PASS
-            raise ValueError("no legal moves: the game is over")
-        rules, state = observation.rules, observation.state
-        flips = [rules.flips(state, move).bit_count() for move in moves]
-        best = [move for move, count in zip(moves, flips, strict=True) if count == max(flips)]
-        return int(best[int(self.rng.integers(len(best)))])
 
 
 def demo(
@@ -52,8 +34,14 @@ def demo(
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
     environment = make_env(parse_env_id(env))
-    result = run_match(environment, GreedyPolicy, RandomPolicy, games, seed)
+    result = run_match(environment, greedy_factory(environment.rules), RandomPolicy, games, seed)
     stdout_console().print(match_table(result))
+
+
+def greedy_factory(rules: Rules) -> Callable[[np.random.Generator], Agent]:
+    """A factory of the registered ``greedy`` agent (most flips, ties by its generator) on ``rules``."""
+    context = AgentContext(rules)
+    return lambda rng: make_agent("greedy", context, rng)
 
 
 def match_table(result: MatchResult) -> Table:

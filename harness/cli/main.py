@@ -1,9 +1,10 @@
 """The ``arena`` command line: one module per subcommand, registered here.
 
 User errors (an unknown env id, a bad layout file, a bad depth or env range, an
-invalid K, ...) are caught in one place, :func:`reporting_user_errors`, which
-every command is wrapped in: they print one red ``error: ...`` line on stderr
-and exit with code 2, never a traceback.
+invalid K, an unknown agent, agent parameter or value, ...) are caught in one
+place, :func:`reporting_user_errors`, which every command is wrapped in: they
+print one red ``error: ...`` line on stderr and exit with code 2, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from typing import Any
 
 import typer
 
+from agents.registry import AgentSpecError
 from engine import ConditionError, IllegalMoveError, LayoutError, NotationError, UnknownEnvironmentError
-from harness.cli import bench, demo, envs, perft, show
+from harness.cli import agents, bench, demo, envs, perft, show, tournament
 from harness.cli.console import print_error
+from harness.tournament import TournamentError
 
 USER_ERROR_EXIT_CODE = 2
 USER_ERRORS = (
     LayoutError, UnknownEnvironmentError, ConditionError, NotationError, IllegalMoveError, typer.BadParameter,
+    AgentSpecError, TournamentError,
 )
 
 
@@ -52,7 +56,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 bench_app = typer.Typer(
-    help="Measure speed: 'bench engine' times the random-playout engine.",
+    help="Measure speed: 'bench engine' times the random-playout engine, 'bench agents' the search agents.",
     no_args_is_help=True,
 )
 
@@ -65,8 +69,12 @@ _register(app, "envs", envs.envs)
 _register(app, "show", show.show)
 _register(app, "perft", perft.perft)
 _register(app, "demo", demo.demo)
+_register(app, "agents", agents.agents)
+_register(app, "match", tournament.match)
+_register(app, "tournament", tournament.tournament)
 app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)
+_register(bench_app, "agents", bench.agents)
 
 
 if __name__ == "__main__":

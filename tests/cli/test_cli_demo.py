@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from engine import make_env, parse_move
-from harness.cli.demo import GreedyPolicy
+from harness.cli.demo import greedy_factory
 from harness.observation import observe
 
 
@@ -27,6 +27,7 @@ def test_greedy_takes_the_most_flips():
         state = rules.play(state, parse_move(move, rules.layout))
     obs = observe(rules, state)
     best = max(rules.flips(state, m).bit_count() for m in obs.legal_moves)
+    make_greedy = greedy_factory(rules)
     for seed in range(5):
-        move = GreedyPolicy(np.random.default_rng(seed)).act(obs)
+        move = make_greedy(np.random.default_rng(seed)).act(obs)
         assert rules.flips(state, move).bit_count() == best

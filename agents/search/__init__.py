@@ -1,0 +1,1 @@
+"""Search kernels the agents share (numba): one module per algorithm."""

@@ -1,0 +1,98 @@
+"""Non-inlined wrappers of the engine's rule kernels, borrowed arrays and a clock, for the search kernels.
+
+The engine's kernels are ``inline="always"``: numba copies their IR into every
+call site. The search kernels call them from many places, so they go through
+these ordinary (cached) functions instead, which keeps the first compile short;
+LLVM still inlines them where it pays.
+
+Every call between numba functions that LLVM does not inline (the recursive
+searches above all) increments and decrements the reference count of each
+array it passes, an atomic operation each way: with the twenty-odd arrays of a
+search context that cost more than the node itself. The kernels' entry points
+therefore pass :func:`borrowed` views of their arrays down: the same data and
+shape without a reference count (a NULL meminfo, for which numba's
+``NRT_incref``/``NRT_decref`` do nothing). A borrowed view must not outlive the
+call of the entry point that made it, which holds the real array.
+"""
+
+from __future__ import annotations
+
+import time
+
+from numba import njit, objmode, types
+from numba.core import cgutils
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+
+from engine.bits import bb_bit, bb_or, bb_xor, popcount
+from engine.kernels import flips_of, legal_moves, mover_moves
+
+
+@njit(cache=True)
+def count(bits):
+    """Set bits of a bitboard, as an int64.
+
+    (``bb_count`` is inlined into its caller, where numba's type inference may
+    first see its running total as the literal 0 and compile the callee a
+    second time for literal arguments; a plain function's return type is fixed.)
+    """
+    total = 0
+    for i in range(len(bits)):
+        total += int(popcount(bits[i]))
+    return total
+
+
+@njit(cache=True)
+def legal(own, opp, geo):
+    """Bitboard of the mover's legal placements, ignoring any turn limit."""
+    return legal_moves(own, opp, geo)
+
+
+@njit(cache=True)
+def moves_under_limit(own, opp, placed_mover, placed_other, turn_limit, counting, geo):
+    """Bitboard of the mover's legal placements under the turn limit."""
+    return mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)
+
+
+@njit(cache=True)
+def flips(own, opp, index, geo):
+    """Bitboard of the discs a placement at ``index`` flips."""
+    return flips_of(own, opp, index, geo)
+
+
+@njit(cache=True)
+def apply(own, opp, index, flipped):
+    """(own, opp) after the mover places at ``index`` flipping ``flipped``."""
+    return bb_or(bb_xor(own, flipped), bb_bit(own, index)), bb_xor(opp, flipped)
+
+
+@njit(cache=True)
+def now():
+    """``time.perf_counter()`` from inside a kernel (about a microsecond: call it sparingly)."""
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@intrinsic
+def borrowed(typingctx, array):
+    """A view of ``array`` that is not reference-counted (see the module docstring)."""
+    if not isinstance(array, types.Array):
+        raise TypingError("borrowed takes an array")
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(array)(context, builder, value=args[0])
+        view = context.make_array(array)(context, builder)
+        for field in ("nitems", "itemsize", "data", "shape", "strides"):
+            setattr(view, field, getattr(source, field))
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        view.parent = cgutils.get_null_value(view.parent.type)
+        return view._getvalue()
+
+    return array(array), codegen
+
+
+@njit(cache=True)
+def borrow_geo(geo):
+    """The geometry tuple with its ray array borrowed."""
+    return (geo[0], geo[1], geo[2], geo[3], geo[4], borrowed(geo[5]))

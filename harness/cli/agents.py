@@ -1,0 +1,45 @@
+"""``arena agents``: the registered agents, their spec parameters and whether they are privileged."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from agents.registry import AgentEntry, Param, registry
+from harness.cli.console import stdout_console
+from harness.tournament_results import PRIVILEGED_NOTE
+
+
+def agents() -> None:
+    """List the agents a spec can name: name, parameters (default, type), privileged, description.
+
+    A spec is the name, optionally with parameters: ``minimax:depth=5``,
+    ``mcts:n=100``; parameters left out take their defaults.
+    """
+    stdout_console().print(agents_table(registry()))
+
+
+def agents_table(entries: dict[str, AgentEntry]) -> Table:
+    """One row per registered agent, in name order."""
+    table = Table(
+        title="Agents (spec: name or name:key=value,key=value)",
+        caption=f"privileged: {PRIVILEGED_NOTE.removeprefix('privileged: ')}; marked * in results",
+        box=box.SIMPLE_HEAD,
+    )
+    for column in ("name", "parameters (default)", "privileged", "description"):
+        table.add_column(column)
+    for name in sorted(entries):
+        entry = entries[name]
+        params = "\n".join(param_text(key, param) for key, param in entry.params.items()) or "-"
+        table.add_row(name, Text(params), "yes" if entry.privileged else "no", Text(entry.description))
+    return table
+
+
+def param_text(key: str, param: Param) -> str:
+    """``n=100 (int): simulations per move``; choices, when limited, follow the type."""
+    kind = param.kind.__name__
+    if param.choices is not None:
+        kind += ": " + "|".join(map(str, param.choices))
+    default = str(param.default).lower() if isinstance(param.default, bool) else str(param.default)
+    return f"{key}={default} ({kind})" + (f": {param.help}" if param.help else "")

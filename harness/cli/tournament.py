@@ -1,0 +1,210 @@
+"""``arena match`` and ``arena tournament``: agent specs against each other, recorded under ``runs/``.
+
+Everything the user gives (specs, environments, games, jobs, seed, the run
+directory) is checked before anything is written; a bad spec is an
+``AgentSpecError`` listing the valid agents or parameters.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.progress import (
+    BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from harness.cli.console import print_error, stderr_console, stdout_console
+from harness.cli.options import parse_env_id, parse_env_range
+from harness.tournament import (
+    GameFailed, TournamentPlan, check_run_dir, default_jobs, default_run_dir, make_plan, round_robin,
+    run_tournament, versus,
+)
+from harness.tournament_results import (
+    CELL_NOTE, OVERALL_COLUMNS, PER_ENV_COLUMNS, SCOPES, TournamentResults, describe, overall_rows, per_env_rows,
+)
+
+GAME_FAILED_EXIT_CODE = 1
+
+GamesOption = Annotated[int, typer.Option("--games", help="Games per pairing and environment, colours alternating.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed every game's seed is derived from (0 or more).")]
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", help="Worker processes (default: all cores; 1 plays in this process).",
+                             show_default=False)
+]
+OutOption = Annotated[
+    Path | None, typer.Option("--out", metavar="DIR", help="Run directory (default: runs/<timestamp>-<name>).",
+                              show_default=False)
+]
+
+
+def match(
+    agent_a: Annotated[str, typer.Argument(metavar="A", help="Agent spec, e.g. minimax:depth=5.")],
+    agent_b: Annotated[str, typer.Argument(metavar="B", help="Agent spec of the opponent.")],
+    env: Annotated[str | None, typer.Option("--env", metavar="ID", help="Environment id, 0-55.",
+                                            show_default=False)] = None,
+    games: GamesOption = 20,
+    seed: SeedOption = 0,
+    jobs: JobsOption = None,
+    out: OutOption = None,
+) -> None:
+    """Play A against B on one environment and print A's win/draw/lose rates, overall and by colour.
+
+    A is black in even-numbered games. Every game is recorded in DIR/games.jsonl;
+    the summary in DIR/results.json and results.md. Agents marked * are privileged
+    (simulator access to the true K).
+    """
+    if env is None:
+        raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them)")
+    env_ids = [parse_env_id(env)]
+    plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed)
+    command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), "--games", str(games),
+               "--seed", str(seed)]
+    _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_ids[0]}")
+
+
+def tournament(
+    agents: Annotated[str | None, typer.Option(
+        "--agents", metavar="SPECS", show_default=False,
+        help="Comma-separated agent specs (a spec's own parameters follow its colon: mcts:n=50,c=1.0,random).",
+    )] = None,
+    envs: Annotated[str | None, typer.Option("--envs", help="Environments: a range 0-6, a list 0,3,5, or all.",
+                                             show_default=False)] = None,
+    vs: Annotated[str | None, typer.Option(
+        "--vs", metavar="SPECS", show_default=False,
+        help="Play each of --agents against each of these instead of a round robin.",
+    )] = None,
+    games: GamesOption = 20,
+    seed: SeedOption = 0,
+    jobs: JobsOption = None,
+    out: OutOption = None,
+) -> None:
+    """A round robin of --agents (every pair once, the earlier-listed agent as A), or each against --vs.
+
+    Prints A's win/draw/lose rates with Wilson 95% intervals per environment and
+    over all of them, overall and by colour. Every game is recorded in
+    DIR/games.jsonl; the summary in DIR/results.json and results.md. Agents
+    marked * are privileged (simulator access to the true K).
+    """
+    if agents is None:
+        raise typer.BadParameter("give the agents: --agents SPEC,SPEC,... (`arena agents` lists them)")
+    if envs is None:
+        raise typer.BadParameter("give the environments: --envs 0-6, 0,3,5 or all")
+    specs = split_specs(agents)
+    pairings = round_robin(specs) if vs is None else versus(specs, split_specs(vs))
+    plan = _plan(pairings, parse_env_range(envs), games, seed)
+    command = ["arena", "tournament", "--agents", agents, "--envs", envs]
+    command += ["--vs", vs] if vs is not None else []
+    command += ["--games", str(games), "--seed", str(seed)]
+    name = "tournament-" + "-".join(plan.agents)
+    _run(plan, command, jobs, out, "tournament", name)
+
+
+def split_specs(text: str) -> list[str]:
+    """Specs from ``a,b:x=1,y=2,c``: an item with ``=`` and no ``:`` continues the spec before it."""
+    specs: list[str] = []
+    for item in (part.strip() for part in text.split(",")):
+        if specs and "=" in item and ":" not in item and ":" in specs[-1]:
+            specs[-1] += "," + item
+        else:
+            specs.append(item)
+    if not any(specs):
+        raise typer.BadParameter(f"no agent specs in {text!r}: write e.g. random,greedy,minimax:depth=5")
+    if not all(specs):
+        raise typer.BadParameter(f"agent list {text!r} has an empty item")
+    return specs
+
+
+def _plan(pairings: Sequence, env_ids: list[int], games: int, seed: int) -> TournamentPlan:
+    if games < 1:
+        raise typer.BadParameter(f"--games must be 1 or more, got {games}")
+    if seed < 0:
+        raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
+    return make_plan(pairings, env_ids, games, seed)
+
+
+def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path | None, kind: str, name: str) -> None:
+    if jobs is not None and jobs < 1:
+        raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
+    jobs = default_jobs() if jobs is None else jobs
+    run_dir = out if out is not None else default_run_dir(name)
+    check_run_dir(run_dir)
+    command += ["--jobs", str(jobs), "--out", str(run_dir)]
+    try:
+        with _progress() as progress:
+            task = progress.add_task(kind, total=plan.total_games)
+            results = run_tournament(
+                plan, run_dir, jobs, command=shlex.join(command), kind=kind,
+                on_game=lambda line: progress.advance(task),
+            )
+    except GameFailed as error:
+        print_error(f"a game failed, the run stopped: {error} (games so far in {run_dir / 'games.jsonl'})")
+        raise typer.Exit(GAME_FAILED_EXIT_CODE) from None
+    print_results(results, run_dir)
+
+
+class RateColumn(ProgressColumn):
+    """Games finished per second."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:.2f} games/s" if speed else "- games/s", style="progress.data.speed")
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(),
+    )
+
+
+def print_results(results: TournamentResults, run_dir: Path) -> None:
+    """The per-environment table (when there are several), the over-all table, footnotes and the run directory."""
+    console = stdout_console()
+    if len(results.env_ids) > 1:
+        console.print(per_env_table(results))
+    console.print(overall_table(results))
+    for note in results.notes:
+        console.print(Text(note))
+    console.print(Text(f"run recorded in {run_dir}"))
+
+
+def overall_table(results: TournamentResults) -> Table:
+    """A's results over all environments: overall, as black, as white, for each pairing."""
+    envs = results.over_envs[0].env_name if results.over_envs else ""
+    table = _table(f"Over {envs}", OVERALL_COLUMNS, f"{describe(results)}\n{CELL_NOTE}")
+    rows = overall_rows(results)
+    for start in range(0, len(rows), len(SCOPES)):
+        if start:
+            table.add_section()
+        for offset, row in enumerate(rows[start:start + len(SCOPES)]):
+            table.add_row(*(row if offset == 0 else ["", "", *row[2:]]))
+    return table
+
+
+def per_env_table(results: TournamentResults) -> Table:
+    """A's results on each environment, with the counts and win rate by colour (env ids as in `arena envs`)."""
+    table = _table("Per environment", PER_ENV_COLUMNS, f"{CELL_NOTE}; env ids as in `arena envs`")
+    previous = None
+    for row in per_env_rows(results):
+        if previous is not None and row[0] != previous:
+            table.add_section()
+        previous = row[0]
+        table.add_row(*row)
+    return table
+
+
+def _table(title: str, columns: Sequence[str], caption: str) -> Table:
+    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
+    for column in columns:
+        # Rate cells stay on one line; the agent specs wrap when the terminal is narrow.
+        table.add_column(column, justify="left" if column in ("A", "B", "scope") else "right",
+                         no_wrap=column not in ("A", "B"))
+    return table

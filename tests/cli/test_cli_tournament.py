@@ -1,0 +1,143 @@
+"""``arena agents``, ``arena match``, ``arena tournament`` and ``arena bench agents``."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from agents.registry import registry
+from harness.bench_agents import AgentBenchRow
+from harness.cli import bench
+from harness.cli.tournament import split_specs
+from harness.tournament import read_games
+from harness.tournament_results import PRIVILEGED_NOTE
+
+needs_mcts = pytest.mark.skipif("mcts" not in registry(), reason="mcts is not registered yet")
+
+
+def test_agents_lists_the_registry(invoke):
+    result = invoke("agents")
+    assert result.exit_code == 0, result.output
+    for name in ("random", "greedy"):
+        assert re.search(rf"^\s*{name}\s+-\s+no\s+", result.output, re.MULTILINE), result.output
+    if "mcts" in registry():
+        assert re.search(r"^\s*mcts\s+n=100 \(int\).*\byes\b", result.output, re.MULTILINE), result.output
+
+
+def test_match_prints_a_table_and_records_the_run(invoke, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("match", "random", "greedy", "--env", "5", "--games", "4", "--jobs", "1", "--seed", "3",
+                    "--out", out)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"random\s+greedy\s+overall\s+4\s+\d+% \[\d+-\d+\] \(\d\)", result.output), result.output
+    assert re.search(r"A black\s+2\s+", result.output) and re.search(r"A white\s+2\s+", result.output)
+    assert "Wilson 95% interval" in result.output and "Per environment" not in result.output
+    assert len(read_games(out)) == 4
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kind"] == "match" and manifest["command"].startswith("arena match random greedy --env 5")
+    assert (out / "results.md").exists() and (out / "results.json").exists()
+
+
+def test_tournament_round_robin_tables(invoke, tmp_path):
+    out = tmp_path / "rr"
+    result = invoke("tournament", "--agents", "random,greedy,corner", "--envs", "0,5", "--games", "2",
+                    "--jobs", "1", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "Per environment" in result.output and "Over all 2 envs" in result.output
+    for env in ("0", "5"):
+        assert re.search(rf"^\s*{env}\s+random\s+greedy\s+2\s+", result.output, re.MULTILINE), result.output
+    assert re.search(r"greedy\s+corner\s+overall\s+4\s+", result.output), result.output
+    assert re.search(r"\d-\d-\d, win \d+% \[\d+-\d+\]", result.output), result.output
+    assert len(read_games(out)) == 3 * 2 * 2
+
+
+def test_tournament_versus(invoke, tmp_path):
+    out = tmp_path / "vs"
+    result = invoke("tournament", "--agents", "greedy,corner", "--vs", "random", "--envs", "5", "--games", "2",
+                    "--jobs", "1", "--out", out)
+    assert result.exit_code == 0, result.output
+    pairs = {(line.agent_a, line.agent_b) for line in read_games(out)}
+    assert pairs == {("greedy", "random"), ("corner", "random")}
+
+
+@needs_mcts
+def test_privileged_agents_are_marked(invoke, tmp_path):
+    result = invoke("match", "mcts:n=4", "random", "--env", "0", "--games", "2", "--jobs", "1", "--out", tmp_path / "p")
+    assert result.exit_code == 0, result.output
+    assert "mcts:n=4*" in result.output
+    assert f"* {PRIVILEGED_NOTE}" in result.output
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["match", "nonesuch", "random", "--env", "0"], ["unknown agent 'nonesuch'", "valid agents:", "random"]),
+        (["match", "random:depth=3", "greedy", "--env", "0"], ["no parameter 'depth=3'", "valid parameters"]),
+        (["match", "random", "greedy"], ["--env ID"]),
+        (["match", "random", "greedy", "--env", "56"], ["unknown environment id 56"]),
+        (["match", "random", "greedy", "--env", "0", "--games", "0"], ["--games must be 1 or more"]),
+        (["match", "random", "greedy", "--env", "0", "--jobs", "0"], ["--jobs must be 1 or more"]),
+        (["match", "random", "greedy", "--env", "0", "--seed", "-1"], ["--seed must be 0 or more"]),
+        (["tournament", "--agents", "random,bogus", "--envs", "0"], ["unknown agent 'bogus'", "greedy"]),
+        (["tournament", "--agents", "random", "--envs", "0"], ["at least two agents"]),
+        (["tournament", "--agents", "random,greedy,random", "--envs", "0"], ["listed twice"]),
+        (["tournament", "--agents", "random,greedy", "--envs", "0", "--vs", "x"], ["unknown agent 'x'"]),
+        (["tournament", "--agents", "random,greedy"], ["--envs"]),
+        (["tournament", "--envs", "0"], ["--agents"]),
+        (["tournament", "--agents", "random,,greedy", "--envs", "0"], ["empty item"]),
+        (["tournament", "--agents", "random,greedy", "--envs", "3-1"], ["runs backwards"]),
+    ],
+)
+def test_bad_input_writes_nothing(invoke, user_error, tmp_path, monkeypatch, args, fragments):
+    monkeypatch.chdir(tmp_path)
+    user_error(invoke(*args, "--out", tmp_path / "out"), *fragments)
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_mcts
+@pytest.mark.parametrize("spec, fragment", [("mcts:n=abc", "not a valid int"), ("mcts:n=0", "mcts:n=0")])
+def test_bad_parameter_values(invoke, user_error, tmp_path, monkeypatch, spec, fragment):
+    monkeypatch.chdir(tmp_path)
+    user_error(invoke("match", spec, "random", "--env", "0"), fragment)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_used_out_directory_is_refused(invoke, user_error, tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    user_error(invoke("match", "random", "greedy", "--env", "0", "--out", tmp_path), "not empty")
+    assert [path.name for path in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_default_run_directory_under_runs(invoke, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("match", "random", "greedy", "--env", "0", "--games", "1", "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert re.fullmatch(r"\d{8}-\d{6}-match-random-vs-greedy-env0", run_dir.name)
+    assert len(read_games(run_dir)) == 1
+
+
+def test_split_specs():
+    assert split_specs("random, greedy") == ["random", "greedy"]
+    assert split_specs("minimax:depth=5,time=1,random,mcts:n=30") == ["minimax:depth=5,time=1", "random", "mcts:n=30"]
+
+
+def test_bench_agents_table(invoke, monkeypatch):
+    rows = [
+        AgentBenchRow("minimax:depth=5", "vs random, 1 full games", "ms/move", (0.010, 0.012), 0.020, "mean"),
+        AgentBenchRow("mcts:n=100", "vs random, 1 full games", "ms/move", (0.030,), 0.015, "mean"),
+        AgentBenchRow("endgame solver", "1 random positions, 14 empties", "s/position", (), 1.0, "max", "not built"),
+    ]
+    monkeypatch.setattr(bench, "bench_agents", lambda games, seed, on_done=None: rows)
+    result = invoke("bench", "agents", "--games", "1")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"minimax:depth=5 .*11\.00 ms .*mean < 20 ms .*pass", result.output), result.output
+    assert re.search(r"mcts:n=100 .*30\.00 ms .*FAIL", result.output), result.output
+    assert re.search(r"endgame solver .*n/a: not built", result.output), result.output
+
+
+def test_bench_agents_rejects_bad_numbers(invoke, user_error):
+    user_error(invoke("bench", "agents", "--games", "0"), "--games must be 1 or more")
+    user_error(invoke("bench", "agents", "--seed", "-1"), "--seed must be 0 or more")

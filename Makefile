@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: venv demo test bench clean
+.PHONY: venv numba-cache demo test bench clean
 
 venv: $(STAMP)
 
@@ -18,13 +18,25 @@ $(STAMP): requirements.lock pyproject.toml
 	$(VENV)/bin/python -m pip install --no-deps -e .
 	touch $(STAMP)
 
-demo: venv
+# numba's on-disk cache does not notice when a kernel that another module calls changes,
+# so it is dropped whenever any numba source changes.
+NUMBA_SOURCES := $(wildcard engine/*.py agents/search/*.py)
+NUMBA_STAMP   := .numba_cache/.sources
+
+$(NUMBA_STAMP): $(NUMBA_SOURCES)
+	rm -rf .numba_cache
+	mkdir -p .numba_cache
+	touch $(NUMBA_STAMP)
+
+numba-cache: $(NUMBA_STAMP)
+
+demo: venv numba-cache
 	$(VENV)/bin/arena demo
 
-test: venv
+test: venv numba-cache
 	$(VENV)/bin/python -m pytest -n 2
 
-bench: venv
+bench: venv numba-cache
 	$(VENV)/bin/arena bench engine
 
 clean:

@@ -39,9 +39,7 @@ from agents.search.primitives import (
     borrow_geo,
     borrowed,
     count,
-    flips,
-    moves_under_limit,
-)
+    )
 from agents.search.ttable import (
     EXACT,
     LOWER,
@@ -54,6 +52,7 @@ from agents.search.ttable import (
 )
 from engine.bits import bb_any
 from engine.condition import Condition
+from engine.kernels import flips_of, mover_moves
 
 CONTEXT_FIELDS = (
     "turn_limit", "counting", "geo", "utility", "zobrist", "tt", "use_tt",
@@ -105,8 +104,8 @@ def _order_moves(own, opp, pm, po, moves, empties, ply, first, cx):
         for i in range(n):
             move = move_buffer[ply, i]
             if move != first:
-                child_own, child_opp = apply(own, opp, move, flips(own, opp, move, geo))
-                replies = count(moves_under_limit(child_opp, child_own, po, pm + 1, limit, counting, geo))
+                child_own, child_opp = apply(own, opp, move, flips_of(own, opp, move, geo))
+                replies = count(mover_moves(child_opp, child_own, po, pm + 1, limit, counting, geo))
                 score_buffer[ply, i] = order[move] - 1000.0 * replies
     return n
 
@@ -127,9 +126,9 @@ def _solve(own, opp, pm, po, side, empties, alpha, beta, key, ply, cx):
             value, flag = tt[2][slot], tt[3][slot]
             if flag == EXACT or (flag == LOWER and value >= beta) or (flag == UPPER and value <= alpha):
                 return value
-    moves = moves_under_limit(own, opp, pm, po, limit, counting, geo)
+    moves = mover_moves(own, opp, pm, po, limit, counting, geo)
     if not bb_any(moves):
-        if not bb_any(moves_under_limit(opp, own, po, pm, limit, counting, geo)):
+        if not bb_any(mover_moves(opp, own, po, pm, limit, counting, geo)):
             return terminal_value(own, opp, side, util)
         return -_solve(opp, own, po, pm, 1 - side, empties, -beta, -alpha, pass_key(key, zob), ply + 1, cx)
     n = _order_moves(own, opp, pm, po, moves, empties, ply, first, cx)
@@ -139,7 +138,7 @@ def _solve(own, opp, pm, po, side, empties, alpha, beta, key, ply, cx):
     limited = limit != 0
     for i in range(n):
         move = pick_next(ply, i, n, cx[7], cx[8])
-        flipped = flips(own, opp, move, geo)
+        flipped = flips_of(own, opp, move, geo)
         child_own, child_opp = apply(own, opp, move, flipped)
         child = child_key(key, move, flipped, side, pm, limited, zob) if probe else key
         value = -_solve(child_opp, child_own, po, pm + 1, 1 - side, empties - 1, -beta, -floor, child, ply + 1, cx)
@@ -174,7 +173,7 @@ def solve_root(own, opp, pm, po, empties, cx, root_moves, values):
         if move < 0:
             value = -_solve(opp, own, po, pm, one, empties, -np.inf, -floor, pass_key(key, zob), one, cx)
         else:
-            flipped = flips(own, opp, move, geo)
+            flipped = flips_of(own, opp, move, geo)
             child_own, child_opp = apply(own, opp, move, flipped)
             child = child_key(key, move, flipped, zero, pm, limited, zob)
             value = -_solve(child_opp, child_own, po, pm + 1, one, empties - 1, -np.inf, -floor, child, one, cx)

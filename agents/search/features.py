@@ -52,7 +52,7 @@ from numba import njit
 from numba.cpython.unsafe.tuple import tuple_setitem
 
 from agents.positional import positional_table
-from agents.search.primitives import borrowed, count, legal
+from agents.search.primitives import borrowed, count
 from engine.bits import (
     U64,
     ZERO,
@@ -69,6 +69,7 @@ from engine.bits import (
     to_words,
 )
 from engine.geometry import DIRECTIONS, LANES
+from engine.kernels import legal_moves
 from engine.layout import Cell, Layout
 
 FEATURES: tuple[str, ...] = (
@@ -80,7 +81,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "corners": 12.0,
     "corner_closeness": 4.0,
     "frontier": 3.0,
-    "positional": 6.0,
+    "positional": 12.0,
     "stability": 6.0,
 }
 DISCS, MOBILITY, CORNERS, CLOSENESS, FRONTIER, POSITIONAL, STABILITY = range(len(FEATURES))
@@ -338,8 +339,8 @@ def evaluate_counts(own, opp, own_moves, opp_moves, geo, feat, weights):
 @njit(cache=True)
 def evaluate(own, opp, geo, feat, weights):
     """The weighted feature sum from the mover's view (mobility: plain legal moves, no turn limit)."""
-    own_moves = count(legal(own, opp, geo))
-    opp_moves = count(legal(opp, own, geo))
+    own_moves = count(legal_moves(own, opp, geo))
+    opp_moves = count(legal_moves(opp, own, geo))
     return evaluate_counts(own, opp, own_moves, opp_moves, geo, feat, weights)
 
 

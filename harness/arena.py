@@ -29,7 +29,7 @@ its own usage record the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -180,6 +180,28 @@ class Arena:
             self._in_game = False
         self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record.without_trajectory())})
         return record
+
+    async def play_verified(self, decide_black: Any, decide_white: Any, names: tuple[str, str] | None = None) -> Any:
+        """Like :meth:`play`, with verified deciders (model agents): returns (VerifiedGame, decisions).
+
+        A forfeited game is a finished game: it is counted and uses budget.
+        """
+        from harness.verified_game import play_verified_game_async  # local: verified_game imports moves
+
+        if self.games_played >= self.budget:
+            raise BudgetExhausted(
+                f"budget of {self.budget} games used up: {self.games_played} games played on "
+                f"{self.layout.name!r}; no further game is allowed"
+            )
+        if self._in_game:
+            raise RuntimeError("Arena.play_verified called from inside a game: games are played one at a time")
+        self._in_game = True
+        try:
+            game, decisions = await play_verified_game_async(self._rules, self._condition, decide_black, decide_white, names)
+        finally:
+            self._in_game = False
+        self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, game.record.without_trajectory())})
+        return game, decisions
 
     def grant_simulator(self, reason: str) -> PrivilegedSimulator:
         """A simulator with the true outcome rule; the grant and each use are recorded as privileged."""

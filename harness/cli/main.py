@@ -17,14 +17,17 @@ import typer
 
 from agents.registry import AgentSpecError
 from engine import ConditionError, IllegalMoveError, LayoutError, NotationError, UnknownEnvironmentError
-from harness.cli import agents, bench, demo, envs, perft, show, tournament
+from harness.cli import agents, bench, demo, envs, perft, run, show, tournament
 from harness.cli.console import print_error
+from harness.llm_run import RunConfigError
+from harness.model_errors import ModelConfigError
+from harness.transcript import TranscriptError
 from harness.tournament import TournamentError
 
 USER_ERROR_EXIT_CODE = 2
 USER_ERRORS = (
     LayoutError, UnknownEnvironmentError, ConditionError, NotationError, IllegalMoveError, typer.BadParameter,
-    AgentSpecError, TournamentError,
+    AgentSpecError, TournamentError, RunConfigError, ModelConfigError, TranscriptError,
 )
 
 
@@ -72,6 +75,7 @@ _register(app, "demo", demo.demo)
 _register(app, "agents", agents.agents)
 _register(app, "match", tournament.match)
 _register(app, "tournament", tournament.tournament)
+_register(app, "run", run.run)
 app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)
 _register(bench_app, "agents", bench.agents)

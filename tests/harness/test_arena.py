@@ -188,3 +188,18 @@ def test_rollout_from_white_to_move_and_from_the_end():
     mover, opponent, _ = random_playout(env.rules, white_to_move, 7)
     assert (rollout.white, rollout.black) == (mover, opponent)
     assert white_to_move.to_move != BLACK
+
+
+def test_play_verified_counts_against_the_budget():
+    import asyncio
+
+    from harness.verified_game import from_policy
+
+    arena = Arena(make_env(0), budget=2)
+    decide = from_policy(random_policy())
+    for _ in range(2):
+        game, decisions = asyncio.run(arena.play_verified(decide, decide))
+        assert decisions and game.forfeit is None
+    assert arena.games_played == 2 and arena.ledger.records[-1] == game.record
+    with pytest.raises(BudgetExhausted):
+        asyncio.run(arena.play_verified(decide, decide))

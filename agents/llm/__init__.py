@@ -1,0 +1,1 @@
+"""Model-driven agents: the model reaches them only through the harness's ModelClient."""

@@ -1,0 +1,198 @@
+"""``llm-policy``: the model picks every move; its prompt carries the episode memory.
+
+Per move the agent renders ``system.j2`` and ``move.j2`` (the memory of the games it
+has seen, fitted to a token budget, and the games left), asks the model through a
+:class:`~harness.model_client.ModelClient` via :class:`~harness.moves.MoveAsker`
+(re-asks with the reason, then the configured policy: forfeit or a random legal
+move), and reports one call record per attempt through ``on_call`` once the game
+is over (the ply of each decision is known then).
+
+``adapt(arena)``: self-play through :meth:`harness.arena.Arena.play_verified` until
+the budget is spent; every finished game goes into the memory (seen from black in
+even-numbered games, from white in odd ones) and to ``on_game``. At each belief
+checkpoint (games finished) the model is asked for its belief (``belief.j2``);
+a reply that holds no belief, or a failed call, is counted, never fatal.
+
+The memory is rebuilt from the arena's ledger when ``adapt`` starts, so a resumed
+run continues with the memory it had. Randomness for the ``random`` fallback comes
+from a generator per (phase, game), so a game does not depend on those before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, AgentContext
+from harness.beliefs import Belief, BeliefParseError, parse_belief
+from harness.model_client import ModelClient, ModelResponse
+from harness.model_errors import ModelCallError
+from harness.moves import FailureKind, ModelCallFailed, MoveAsker, MoveDecision, ParsedMove
+from harness.observation import Observation
+from harness.prompting import (
+    EpisodeMemory, GameSummary, PromptRenderer, belief_context, fit_memory, move_context, system_context,
+)
+
+PHASE_CODES = {"adapt": 0, "eval": 1}
+CallSink = Callable[[dict[str, Any]], None]
+GameSink = Callable[[str, int, Any, int], None]  # phase, game index, VerifiedGame, colour the memory takes
+BeliefSink = Callable[[int, Belief | None, str | None], None]  # checkpoint, belief, error
+
+
+@dataclass(frozen=True)
+class LlmPolicyConfig:
+    """How the agent prompts and what it does on failure."""
+
+    hint_level: str = "ratio"
+    max_retries: int = 2
+    on_failure: str = "forfeit"
+    show_legal: bool = True
+    answer_format: str = "line"
+    memory_tokens: int = 1500
+    checkpoints: tuple[int, ...] = ()
+    params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
+
+
+def _no_call(_: dict[str, Any]) -> None:
+    return None
+
+
+class LlmPolicyAgent(Agent):
+    """A model playing every move; see the module docstring."""
+
+    name = "llm-policy"
+
+    def __init__(
+        self, context: AgentContext, rng: np.random.Generator, client: ModelClient, *,
+        budget: int, seed: int = 0, config: LlmPolicyConfig | None = None, renderer: PromptRenderer | None = None,
+        on_call: CallSink = _no_call, on_game: GameSink | None = None, on_belief: BeliefSink | None = None,
+        beliefs_done: Sequence[int] = (),
+    ) -> None:
+        super().__init__(context, rng)
+        self.client, self.budget, self.seed = client, budget, seed
+        self.config = config or LlmPolicyConfig()
+        self.renderer = renderer or PromptRenderer()
+        self.on_call, self.on_game, self.on_belief = on_call, on_game, on_belief
+        self.memory = EpisodeMemory()
+        self.beliefs_done = set(beliefs_done)
+        self.belief_failures = 0
+        self.system = self.renderer.render("system", **system_context(self.rules, self.config.hint_level, budget))
+
+    # ------------------------------------------------------------------ one move
+
+    def messages(self, obs: Observation) -> list[dict[str, Any]]:
+        """System and move prompts for ``obs`` (the memory fitted to its token budget)."""
+        view = fit_memory(self.memory, self.config.memory_tokens, self.renderer)
+        context = move_context(obs, view, len(self.memory.games), self.budget, self.config.show_legal, self.config.answer_format)
+        move = self.renderer.render("move", **context)
+        return [{"role": "system", "content": self.system.text}, {"role": "user", "content": move.text}]
+
+    async def _ask(self, messages: list[dict[str, Any]]) -> tuple[str, str | None, ModelResponse]:
+        try:
+            response = await self.client.complete(self.client.request(messages, **self.config.params))
+        except ModelCallError as error:
+            kind = FailureKind.TIMEOUT if error.kind == "timeout" else FailureKind.API_ERROR
+            raise ModelCallFailed(kind, str(error)) from error
+        return response.text, response.finish_reason, response
+
+    def asker(self, phase: str, game_index: int) -> MoveAsker:
+        rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
+        return MoveAsker(self._ask, max_retries=self.config.max_retries, policy=self.config.on_failure, rng=rng)  # type: ignore[arg-type]
+
+    def decider(self, phase: str, game_index: int) -> Callable[[Observation], Any]:
+        """An async decider for one game (pass its decisions to :meth:`report_calls` afterwards)."""
+        asker = self.asker(phase, game_index)
+
+        async def decide(obs: Observation) -> MoveDecision:
+            return await asker.decide(obs, self.messages(obs))
+
+        decide.name = self.name  # type: ignore[attr-defined]
+        return decide
+
+    def act(self, observation: Observation) -> int:
+        """Synchronous move (outside a running event loop); a forfeit raises."""
+        decision = asyncio.run(self.decider("eval", 0)(observation))
+        if decision.move is None:
+            raise RuntimeError("the model forfeited: no legal move after the retries")
+        return decision.move
+
+    def report_calls(self, phase: str, game_index: int, decisions: Sequence[Any]) -> None:
+        """One ``on_call`` per attempt of the game's decisions (PlyDecision), in play order."""
+        template_hash = self.renderer.template_hash("move")
+        for ply_decision in decisions:
+            for number, attempt in enumerate(ply_decision.decision.attempts):
+                parsed = attempt.parsed.notation if isinstance(attempt.parsed, ParsedMove) else None
+                self.on_call(call_fields(
+                    attempt.meta, game_index=game_index, phase=phase, ply=ply_decision.ply, attempt=number,
+                    messages=list(attempt.messages), reply=attempt.text, finish_reason=attempt.finish_reason,
+                    parsed_move=parsed, verdict=attempt.verdict,
+                    failure_kind=attempt.failure_kind.value if attempt.failure_kind else None, template_hash=template_hash,
+                ))
+
+    # ------------------------------------------------------------------ adaptation
+
+    def remember(self, record: Any, colour: int) -> None:
+        index = len(self.memory.games) + 1
+        self.memory = self.memory.add(GameSummary.from_record(index, record, colour, self.rules.layout))
+
+    def adapt(self, arena: Any) -> None:
+        """Self-play until the budget is spent (synchronous wrapper of :meth:`adapt_async`)."""
+        asyncio.run(self.adapt_async(arena))
+
+    async def adapt_async(self, arena: Any) -> None:
+        self.memory = EpisodeMemory()
+        for index, record in enumerate(arena.ledger.records):
+            self.remember(record, index % 2)
+        while True:
+            await self._maybe_belief(arena.games_played)
+            if arena.remaining == 0:
+                break
+            index = arena.games_played
+            decide = self.decider("adapt", index)
+            game, decisions = await arena.play_verified(decide, decide, (self.name, self.name))
+            self.report_calls("adapt", index, decisions)
+            self.remember(game.record, index % 2)
+            if self.on_game is not None:
+                self.on_game("adapt", index, game, index % 2)
+
+    async def _maybe_belief(self, games_played: int) -> None:
+        if games_played not in self.config.checkpoints or games_played in self.beliefs_done:
+            return
+        self.beliefs_done.add(games_played)
+        view = fit_memory(self.memory, self.config.memory_tokens, self.renderer)
+        prompt = self.renderer.render("belief", **belief_context(view, games_played, self.budget))
+        messages = [{"role": "system", "content": self.system.text}, {"role": "user", "content": prompt.text}]
+        belief, error, response, text = None, None, None, None
+        try:
+            response = await self.client.complete(self.client.request(messages, **self.config.params))
+            text = response.text
+            belief = parse_belief(text)
+        except ModelCallError as failure:
+            error = f"call failed: {failure}"
+        except BeliefParseError as failure:
+            error = str(failure)
+        if belief is None:
+            self.belief_failures += 1
+        self.on_call(call_fields(
+            response, game_index=None, phase="adapt", ply=None, attempt=0, messages=messages, reply=text,
+            finish_reason=response.finish_reason if response else None, parsed_move=None,
+            verdict=None if response else "call_failed", failure_kind=None if belief else "belief_error",
+            template_hash=prompt.template_hash,
+        ))
+        if self.on_belief is not None:
+            self.on_belief(games_played, belief, error)
+
+
+def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]:
+    """CallEntry fields (all but ``call_index``) from the context and the model response, if any."""
+    if response is not None:
+        fields.update(
+            tokens_in=response.prompt_tokens, tokens_out=response.completion_tokens, cost_usd=response.cost_usd,
+            latency_s=response.latency_s, retries=response.retries, cache_key=response.cache_key or None,
+            cache_hit=response.cache_hit,
+        )
+    return fields

@@ -1,0 +1,56 @@
+"""``arena run``: a model agent adapts within the budget, then plays frozen evaluation games."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.cli.console import stderr_console, stdout_console
+from harness.llm_run import LlmRunConfig, run_llm
+
+
+def run(
+    agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy."),
+    model: str = typer.Option(None, "--model", help="litellm model string, or mock/<name>."),
+    env: int = typer.Option(None, "--env", help="Environment id 0-55."),
+    budget: int = typer.Option(2000, "--budget", help="Adaptation games."),
+    eval_games: int = typer.Option(20, "--eval-games", help="Evaluation games per opponent."),
+    opponents: str = typer.Option("random", "--opponents", help="Comma-separated agent specs."),
+    seed: int = typer.Option(0, "--seed"),
+    out: Path = typer.Option(Path("runs"), "--out", help="Parent directory of the run directory."),
+    max_retries: int = typer.Option(2, "--max-retries"),
+    on_failure: str = typer.Option("forfeit", "--on-failure", help="forfeit or random."),
+    hint: str = typer.Option("ratio", "--hint", help="none, ratio or family."),
+    max_cost_usd: float = typer.Option(None, "--max-cost-usd"),
+    max_tokens: int = typer.Option(None, "--max-tokens"),
+    resume: Path = typer.Option(None, "--resume", help="Continue this run directory."),
+) -> None:
+    """Adapt a model agent on one environment, evaluate it, and write runs/<id>/."""
+    config = None
+    if resume is None:
+        if model is None or env is None:
+            raise typer.BadParameter("give --model and --env (or --resume RUN)")
+        try:
+            config = LlmRunConfig(
+                agent=agent, model=model, env=env, budget=budget, eval_games=eval_games,
+                opponents=tuple(s.strip() for s in opponents.split(";" if ";" in opponents else ",") if s.strip()),
+                seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
+                max_cost_usd=max_cost_usd, max_tokens=max_tokens,
+            )
+        except ValueError as error:
+            raise typer.BadParameter(str(error).splitlines()[0] + ": " + "; ".join(str(error).splitlines()[1:3])) from None
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr_console(), transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done)
+
+        run_dir = run_llm(config, out=out, resume=resume, progress=progress)
+    console = stdout_console()
+    console.print((run_dir / "report.md").read_text(encoding="utf-8"), markup=False)
+    console.print(f"run directory: {run_dir}", markup=False)

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import AgentContext
 from agents.llm.policy import LlmPolicyAgent, LlmPolicyConfig
-from agents.registry import canonical_spec, make_agent
+from agents.registry import canonical_spec, make_agent, parse_spec
 from engine.environments import make_env
 from engine.state import BLACK, COLOUR_NAMES, WHITE
 from harness.arena import Arena, EvaluationGrants, Ledger
@@ -249,7 +249,7 @@ def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[Ca
         name = canonical_spec(spec)
         rewards = [g.rewards[0 if g.agent_colour == "black" else 1] for g in games if g.phase == "eval" and g.opponent == name]
         counts = {"win": rewards.count(1), "draw": rewards.count(0), "lose": rewards.count(-1)}
-        evaluation[name] = {"games": len(rewards), **{
+        evaluation[name] = {"games": len(rewards), "privileged": parse_spec(spec)[0].privileged, **{
             outcome: {"count": n, "rate": n / len(rewards) if rewards else 0.0, "wilson95": list(wilson(n, len(rewards)))}
             for outcome, n in counts.items()}}
     belief_scores = []
@@ -277,7 +277,10 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
     ]
     for name, row in metrics["evaluation"].items():
         cells = [f"{row[o]['rate']:.2f} [{row[o]['wilson95'][0]:.2f}, {row[o]['wilson95'][1]:.2f}]" for o in ("win", "draw", "lose")]
-        lines.append(f"| {name} | {row['games']} | " + " | ".join(cells) + " |")
+        marked = f"{name}\\*" if row["privileged"] else name
+        lines.append(f"| {marked} | {row['games']} | " + " | ".join(cells) + " |")
+    if any(row["privileged"] for row in metrics["evaluation"].values()):
+        lines += ["", "\\* privileged: simulator access to the true K"]
     lines += ["", "Beliefs: " + (", ".join(
         f"{b['checkpoint']}: " + (f"{b['belief']['regime']} [{b['belief']['k_low']}, {b['belief']['k_high']}]"
                                   f"{' contains K' if b['score']['contains_k'] else ''}" if b["belief"] else "no belief")

@@ -105,3 +105,12 @@ def test_cli_run_writes_the_run_directory(tmp_path):
     assert {p.name for p in run_dir.iterdir()} >= {"manifest.json", "games.jsonl", "calls.jsonl", "metrics.json", "report.md"}
     bad = CliRunner().invoke(app, ["run", "--model", "mock/nope", "--env", "21", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "unknown mock model" in bad.output
+
+
+def test_privileged_opponents_are_marked_in_metrics_and_report(tmp_path):
+    run_dir = run_llm(config(budget=2, eval_games=2, opponents=("random", "mcts:n=8")), out=tmp_path, run_id="p")
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["evaluation"]["mcts:n=8"]["privileged"] is True
+    assert metrics["evaluation"]["random"]["privileged"] is False
+    report = (run_dir / "report.md").read_text()
+    assert "| mcts:n=8\\* |" in report and "privileged: simulator access to the true K" in report

@@ -157,6 +157,16 @@ def _decode_all(text: str) -> list[dict[str, Any]]:
     return objects
 
 
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects in a reply, in the order :func:`parse_belief` tries them (for other structured replies)."""
+    return _json_objects(text)
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """A pydantic error as one line: ``field: message, ...``."""
+    return _describe(error)
+
+
 def _describe(error: ValidationError) -> str:
     parts = []
     for item in error.errors():

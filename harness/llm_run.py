@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import AgentContext
 from agents.llm.policy import LlmPolicyAgent, LlmPolicyConfig
+from agents.llm.strategist import LlmStrategistAgent, LlmStrategistConfig, Strategy
 from agents.registry import canonical_spec, make_agent, parse_spec
 from engine.environments import make_env
 from engine.state import BLACK, COLOUR_NAMES, WHITE
@@ -45,7 +46,8 @@ from harness.stats import wilson
 from harness.transcript import CallEntry, GameEntry, RunManifest, TranscriptReader, TranscriptWriter
 from harness.verified_game import from_policy, play_verified_game_async
 
-AGENTS = ("llm-policy",)
+AGENTS = ("llm-policy", "llm-strategist")
+STRATEGIES_FILE = "strategies.jsonl"
 BELIEFS_FILE, CACHE_FILE, METRICS_FILE, REPORT_FILE = "beliefs.jsonl", "cache.jsonl", "metrics.json", "report.md"
 DEFAULT_CHECKPOINTS = (10, 50, 200, 2000)
 Progress = Callable[[str, int, int], None]  # phase, games done, games in the phase
@@ -61,7 +63,7 @@ class LlmRunConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    agent: Literal["llm-policy"] = "llm-policy"
+    agent: Literal["llm-policy", "llm-strategist"] = "llm-policy"
     model: str
     env: int
     budget: int = Field(ge=0)
@@ -76,6 +78,9 @@ class LlmRunConfig(BaseModel):
     checkpoints: tuple[int, ...] | None = None
     memory_tokens: int = 1500
     backoff_base_s: float = Field(default=1.0, gt=0)  # first retry wait of the model client
+    batch: int = Field(default=50, ge=1)  # llm-strategist: games per strategy (one model call each)
+    search_depth: int = Field(default=3, ge=1)  # llm-strategist: Minimax depth in plies
+    endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
 
     def belief_checkpoints(self) -> tuple[int, ...]:
         if self.checkpoints is not None:
@@ -83,7 +88,7 @@ class LlmRunConfig(BaseModel):
         return tuple(c for c in DEFAULT_CHECKPOINTS if c <= self.budget)
 
 
-def _validated(config: LlmRunConfig) -> None:
+def _validated(config: LlmRunConfig, check_key: bool = True) -> None:
     try:
         make_env(config.env)
         for spec in config.opponents:
@@ -91,25 +96,31 @@ def _validated(config: LlmRunConfig) -> None:
         config.belief_checkpoints()
     except (KeyError, ValueError) as error:
         raise RunConfigError(str(error)) from error
-    check_api_key(config.model)  # ModelConfigError: before any game or file
+    if check_key:
+        check_api_key(config.model)  # ModelConfigError: before any game or file
 
 
 def run_llm(
     config: LlmRunConfig | None = None, *, out: str | Path = "runs", resume: str | Path | None = None,
     on_game: GameHook | None = None, progress: Progress | None = None, run_id: str | None = None,
+    client: ModelClient | None = None,
 ) -> Path:
-    """Run (or resume) one model-agent run; returns its directory."""
+    """Run (or resume) one model-agent run; returns its directory.
+
+    ``client``: the model client to use instead of one built from the config (e.g. the
+    cache-only client of ``arena rerun``); the API key check is then skipped.
+    """
     if resume is not None:
         run_dir = Path(resume)
         config = LlmRunConfig.model_validate(TranscriptReader(run_dir).manifest().config)
     elif config is None:
         raise RunConfigError("give a config, or resume=RUN")
-    _validated(config)
+    _validated(config, check_key=client is None)
     if resume is None:
         run_dir = Path(out) / (run_id or f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{config.agent}-env{config.env}-s{config.seed}")
         if run_dir.exists() and any(run_dir.iterdir()):
             raise RunConfigError(f"{run_dir} already holds a run: resume it or choose another --out")
-    run = _Run(config, run_dir, resume is not None, on_game, progress)
+    run = _Run(config, run_dir, resume is not None, on_game, progress, client)
     try:
         asyncio.run(run.play())
     finally:
@@ -119,7 +130,8 @@ def run_llm(
 
 
 class _Run:
-    def __init__(self, config: LlmRunConfig, run_dir: Path, resuming: bool, on_game: GameHook | None, progress: Progress | None) -> None:
+    def __init__(self, config: LlmRunConfig, run_dir: Path, resuming: bool, on_game: GameHook | None, progress: Progress | None,
+                 client: ModelClient | None = None) -> None:
         self.config, self.run_dir, self.on_game_hook, self.progress = config, run_dir, on_game, progress
         self.env = make_env(config.env)
         self.renderer = PromptRenderer()
@@ -131,7 +143,8 @@ class _Run:
         self.adapt_games = [g for g in games if g.phase == "adapt"]
         self.eval_done = sum(g.phase == "eval" for g in games)
         self.beliefs_file = (run_dir / BELIEFS_FILE).open("a", encoding="utf-8")
-        self.client = ModelClient(
+        self.strategies_file = (run_dir / STRATEGIES_FILE).open("a", encoding="utf-8") if config.agent == "llm-strategist" else None
+        self.client = client or ModelClient(
             config.model, cache=ResponseCache(run_dir / CACHE_FILE), max_cost_usd=config.max_cost_usd,
             max_tokens_total=config.max_tokens, seed=config.seed, backoff_base_s=config.backoff_base_s,
         )
@@ -140,10 +153,23 @@ class _Run:
     def close(self) -> None:
         self.writer.close()
         self.beliefs_file.close()
+        if self.strategies_file is not None:
+            self.strategies_file.close()
 
-    async def play(self) -> None:
+    def _agent(self) -> LlmPolicyAgent | LlmStrategistAgent:
         config = self.config
-        agent = LlmPolicyAgent(
+        if config.agent == "llm-strategist":
+            return LlmStrategistAgent(
+                AgentContext(self.env.rules), np.random.default_rng(config.seed), self.client, budget=config.budget,
+                seed=config.seed, renderer=self.renderer,
+                config=LlmStrategistConfig(
+                    hint_level=config.hint, max_retries=config.max_retries, memory_tokens=config.memory_tokens,
+                    batch=config.batch, search_depth=config.search_depth, endgame=config.endgame,
+                ),
+                on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy,
+                beliefs_done=_beliefs_done(self.run_dir),
+            )
+        return LlmPolicyAgent(
             AgentContext(self.env.rules), np.random.default_rng(config.seed), self.client, budget=config.budget,
             seed=config.seed, renderer=self.renderer,
             config=LlmPolicyConfig(
@@ -152,6 +178,10 @@ class _Run:
             ),
             on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, beliefs_done=_beliefs_done(self.run_dir),
         )
+
+    async def play(self) -> None:
+        config = self.config
+        agent = self._agent()
         ledger = Ledger(layout=self.env.layout.name, budget=config.budget, records=tuple(g.to_game_record() for g in self.adapt_games))
         try:
             await agent.adapt_async(Arena(self.env, config.budget, ledger))
@@ -169,6 +199,12 @@ class _Run:
         self.beliefs_file.write(json.dumps(line) + "\n")
         self.beliefs_file.flush()
 
+    def _strategy(self, batch_start: int, strategy: Strategy, error: str | None, new: bool) -> None:
+        assert self.strategies_file is not None
+        line = {"batch_start": batch_start, "strategy": strategy.model_dump(), "new": new, "error": error}
+        self.strategies_file.write(json.dumps(line) + "\n")
+        self.strategies_file.flush()
+
     def _game(self, entry: GameEntry, done: int, total: int) -> None:
         self.writer.append_game(entry)
         if self.progress is not None:
@@ -180,7 +216,7 @@ class _Run:
         entry = _entry(game, "adapt", index, "self", "both", game.failure_counts, self.config.seed)
         self._game(entry, index + 1, self.config.budget)
 
-    async def _evaluate(self, agent: LlmPolicyAgent) -> None:
+    async def _evaluate(self, agent: LlmPolicyAgent | LlmStrategistAgent) -> None:
         config, total = self.config, self.config.eval_games * len(self.config.opponents)
         grants = EvaluationGrants(self.env)
         for number in range(self.eval_done, total):
@@ -212,7 +248,10 @@ def _beliefs_done(run_dir: Path) -> list[int]:
 
 
 def _read_beliefs(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / BELIEFS_FILE
+    return _read_jsonl(run_dir / BELIEFS_FILE)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     data = path.read_text(encoding="utf-8")
@@ -236,6 +275,10 @@ def write_results(run_dir: Path, stopped: str | None = None) -> dict[str, Any]:
     config = LlmRunConfig.model_validate(reader.manifest().config)
     games, calls = reader.games(), reader.calls()
     metrics = compute_metrics(config, games, calls, _read_beliefs(run_dir), stopped)
+    if config.agent == "llm-strategist":
+        strategies = _read_jsonl(run_dir / STRATEGIES_FILE)
+        metrics["strategies"] = len(strategies)
+        metrics["strategy_failures"] = sum(not line["new"] for line in strategies)
     (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     (run_dir / REPORT_FILE).write_text(render_report(config, metrics), encoding="utf-8")
     return metrics

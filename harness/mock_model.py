@@ -206,12 +206,26 @@ def _raised_failure(kind: str, retry_after: float, call_index: int) -> ProviderE
     return ProviderError(f"response body is not valid JSON {where}", kind=kind)
 
 
+STRATEGY_REPLY = (
+    '{"schema_version": 1, "belief": {"regime": "majority", "k_low": 0.5, "k_high": 0.8, "confidence": 0.3, '
+    '"rationale": "a fixed mock belief"}, "target_ratio": 0.55, "weights": {"corners": 15.0, "mobility": 5.0}, '
+    '"rationale": "a fixed mock strategy"}'
+)
+
+
+def fixed_strategy(messages: Messages, rng: random.Random) -> str:
+    """A fixed, valid llm-strategist strategy (majority, target share 0.55), whatever the prompt."""
+    return STRATEGY_REPLY
+
+
 # name -> (reply function, default failure rate). Names are used as ``mock/<name>``.
 MOCK_MODELS: dict[str, tuple[ReplyFn, float]] = {
     "first-legal": (first_legal, 0.0),
     "random-legal": (random_legal, 0.0),
     "flaky-first-legal": (first_legal, 0.2),  # 20% of calls fail, every kind
     "flaky-random-legal": (random_legal, 0.2),
+    "strategist": (fixed_strategy, 0.0),  # llm-strategist: one fixed strategy
+    "flaky-strategist": (fixed_strategy, 0.2),
 }
 
 

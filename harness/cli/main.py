@@ -18,6 +18,7 @@ import typer
 from agents.registry import AgentSpecError
 from engine import ConditionError, IllegalMoveError, LayoutError, NotationError, UnknownEnvironmentError
 from harness.cli import agents, bench, demo, envs, perft, run, show, tournament
+from harness.cli import replay as replay_cli
 from harness.cli.console import print_error
 from harness.llm_run import RunConfigError
 from harness.model_errors import ModelConfigError
@@ -76,6 +77,9 @@ _register(app, "agents", agents.agents)
 _register(app, "match", tournament.match)
 _register(app, "tournament", tournament.tournament)
 _register(app, "run", run.run)
+_register(app, "replay", replay_cli.replay)
+_register(app, "rerun", replay_cli.rerun)
+_register(app, "compare", replay_cli.compare)
 app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)
 _register(bench_app, "agents", bench.agents)

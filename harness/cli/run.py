@@ -12,7 +12,7 @@ from harness.llm_run import LlmRunConfig, run_llm
 
 
 def run(
-    agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy."),
+    agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy or llm-strategist."),
     model: str = typer.Option(None, "--model", help="litellm model string, or mock/<name>."),
     env: int = typer.Option(None, "--env", help="Environment id 0-55."),
     budget: int = typer.Option(2000, "--budget", help="Adaptation games."),
@@ -26,6 +26,8 @@ def run(
     max_cost_usd: float = typer.Option(None, "--max-cost-usd"),
     max_tokens: int = typer.Option(None, "--max-tokens"),
     resume: Path = typer.Option(None, "--resume", help="Continue this run directory."),
+    batch: int = typer.Option(50, "--batch", help="llm-strategist: games per strategy (one model call each)."),
+    search_depth: int = typer.Option(3, "--search-depth", help="llm-strategist: Minimax depth in plies."),
 ) -> None:
     """Adapt a model agent on one environment, evaluate it, and write runs/<id>/."""
     config = None
@@ -37,7 +39,7 @@ def run(
                 agent=agent, model=model, env=env, budget=budget, eval_games=eval_games,
                 opponents=tuple(s.strip() for s in opponents.split(";" if ";" in opponents else ",") if s.strip()),
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
-                max_cost_usd=max_cost_usd, max_tokens=max_tokens,
+                max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
             )
         except ValueError as error:
             raise typer.BadParameter(str(error).splitlines()[0] + ": " + "; ".join(str(error).splitlines()[1:3])) from None

@@ -1,0 +1,180 @@
+"""arena replay / rerun / compare: offline checks of run directories."""
+
+import json
+import shutil
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from engine import make_env
+from engine.notation import format_move
+from harness.cli.main import app
+from harness.llm_run import LlmRunConfig, run_llm
+from harness.model_client import ModelClient
+from harness.replay import CacheOnlyClient, compare_table, replay_run, rerun
+from harness.tournament import make_plan, round_robin, run_tournament
+from harness.transcript import TranscriptError
+
+
+def config(**changes):
+    base = dict(model="mock/first-legal", env=21, budget=10, eval_games=2, opponents=("random",), seed=0, checkpoints=(10,))
+    return LlmRunConfig(**{**base, **changes})
+
+
+@pytest.fixture(scope="module")
+def base_run(tmp_path_factory):
+    return run_llm(config(), out=tmp_path_factory.mktemp("runs"), run_id="r")
+
+
+@pytest.fixture
+def run_dir(base_run, tmp_path):
+    copy = tmp_path / "r"
+    shutil.copytree(base_run, copy)
+    return copy
+
+
+def rewrite_game(run_dir, line_index, change):
+    path = run_dir / "games.jsonl"
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[line_index])
+    change(record)
+    lines[line_index] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    return record
+
+
+def invoke(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_a_recorded_run_replays_with_zero_mismatches(run_dir):
+    report = replay_run(run_dir)
+    assert report.ok and report.games_checked == 12
+    assert report.games[("adapt", "self")] == 10 and report.games[("eval", "random")] == 2
+    result = invoke("replay", run_dir)
+    assert result.exit_code == 0, result.output
+    assert "replayed 12 games" in result.output and "no mismatches" in result.output
+
+
+def test_an_illegal_move_is_detected_with_the_game_index_and_ply(run_dir):
+    rules = make_env(21).rules
+    state = rules.initial_state()
+    illegal = next(m for m in range(rules.layout.cells) if m not in rules.legal_moves(state))
+
+    def tamper(record):
+        record["moves"][0] = illegal
+
+    rewrite_game(run_dir, 3, tamper)
+    report = replay_run(run_dir)
+    assert len(report.mismatches) == 1
+    mismatch = report.mismatches[0]
+    assert (mismatch.phase, mismatch.game_index, mismatch.ply) == ("adapt", 3, 0)
+    assert format_move(illegal, rules.layout) in mismatch.message and "not legal" in mismatch.message
+    result = invoke("replay", run_dir)
+    assert result.exit_code == 1
+    assert "adapt game 3" in result.output and "ply 0" in result.output
+
+
+def test_changed_rewards_and_counts_are_detected(run_dir):
+    def tamper(record):
+        assert record["forfeit_by"] is None
+        record["rewards"] = [1, -1] if record["rewards"] != [1, -1] else [-1, 1]
+
+    rewrite_game(run_dir, 11, tamper)  # eval game 1
+    rewrite_game(run_dir, 2, lambda record: record.update(black_discs=record["black_discs"] + 1))
+    report = replay_run(run_dir)
+    found = {(m.phase, m.game_index) for m in report.mismatches}
+    assert found == {("eval", 1), ("adapt", 2)}
+    assert any("rewards" in m.message for m in report.mismatches if m.phase == "eval")
+    assert any("final counts" in m.message for m in report.mismatches if m.phase == "adapt")
+    result = invoke("replay", run_dir)
+    assert result.exit_code == 1 and "eval game 1" in result.output
+
+
+def test_a_corrupted_line_is_an_error_with_its_line_number(run_dir):
+    path = run_dir / "games.jsonl"
+    lines = path.read_text().splitlines()
+    lines[4] = '{"game_index": 4, "phase": "adapt", "moves": oops'
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TranscriptError) as error:
+        replay_run(run_dir)
+    assert error.value.line == 5
+    result = invoke("replay", run_dir)
+    assert result.exit_code == 2
+    assert "games.jsonl:5" in result.output and "Traceback" not in result.output
+
+
+def test_step_through_one_game_plain(run_dir):
+    result = invoke("replay", run_dir, "--game", "0", "--plain")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "adapt game 0" in out and "ply 0: black plays" in out
+    assert "reply (attempt 0) [legal]:" in out
+    assert any("a b c" in line and "reply (attempt 0)" in line for line in out.splitlines())  # beside the board
+    assert "final: black" in out
+    moves = json.loads((run_dir / "games.jsonl").read_text().splitlines()[0])["moves"]
+    assert out.count("\nply ") == len(moves)
+    assert invoke("replay", run_dir, "--game", "0", "--phase", "eval", "--plain").exit_code == 0
+    missing = invoke("replay", run_dir, "--game", "99", "--plain")
+    assert missing.exit_code == 2 and "no adapt game 99" in missing.output
+
+
+def test_rerun_reproduces_exactly_with_zero_network_calls(run_dir, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "litellm", None)  # any import of litellm fails
+
+    async def no_call(self, request):
+        raise AssertionError("a model call was attempted")
+
+    monkeypatch.setattr(ModelClient, "_attempt", no_call)
+    report = rerun(run_dir, tmp_path / "again")
+    assert report.reproduced, report.summary()
+    assert report.games_compared == 12
+    assert "reproduced exactly" in report.summary()
+    result = invoke("rerun", run_dir, "--out", tmp_path / "cli")
+    assert result.exit_code == 0 and "reproduced exactly" in result.output
+
+
+def test_rerun_after_losing_a_cache_entry_reports_the_miss(run_dir, tmp_path):
+    path = run_dir / "cache.jsonl"
+    lines = path.read_text().splitlines()
+    # Drop the reply to some request of a later game: the rerun stops there with a clear message.
+    path.write_text("\n".join(lines[:40] + lines[41:]) + "\n")
+    report = rerun(run_dir, tmp_path / "again")
+    assert not report.reproduced
+    assert report.cache_miss and "no cached reply" in report.cache_miss and "while playing" in report.cache_miss
+    result = invoke("rerun", run_dir, "--out", tmp_path / "cli")
+    assert result.exit_code == 1 and "cache miss" in result.output
+
+
+def test_rerun_reports_the_first_divergence(run_dir, tmp_path):
+    rules = make_env(21).rules
+
+    def tamper(record):
+        record["moves"][5] = next(m for m in range(rules.layout.cells) if m != record["moves"][5])
+
+    rewrite_game(run_dir, 6, tamper)
+    report = rerun(run_dir, tmp_path / "again")
+    assert not report.reproduced and report.divergence.startswith("adapt game 6, ply 5: expected")
+
+
+def test_cache_only_client_never_imports_litellm(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "litellm", None)
+    from harness.model_cache import ResponseCache
+
+    CacheOnlyClient("openai/gpt-4o-mini", ResponseCache(tmp_path / "none.jsonl"))
+
+
+def test_compare_shows_runs_and_tournament_baselines(base_run, tmp_path):
+    other = run_llm(config(seed=1, opponents=("random", "greedy")), out=tmp_path, run_id="other")
+    plan = make_plan(round_robin(["random", "greedy"]), [21], 2, 0)
+    run_tournament(plan, tmp_path / "baseline", jobs=1)
+    table = compare_table([base_run, other, tmp_path / "baseline"])
+    assert "| r | llm-policy | mock/first-legal | 21 | 10/10 | random | 2 |" in table
+    assert "| other | llm-policy |" in table and "| greedy |" in table
+    assert "| baseline | random | (baseline) | 21 |" in table
+    result = invoke("compare", base_run, other, tmp_path / "baseline")
+    assert result.exit_code == 0 and "other" in result.output and "baseline" in result.output
+    assert replay_run(tmp_path / "baseline").ok  # tournament directories replay too
+    bad = invoke("compare", tmp_path / "nope")
+    assert bad.exit_code == 2

@@ -61,7 +61,31 @@ def _no_call(_: dict[str, Any]) -> None:
     return None
 
 
-class LlmPolicyAgent(Agent):
+class MemoryAgent(Agent):
+    """An agent that learns from the episode memory of its self-play games in an arena."""
+
+    memory: EpisodeMemory
+
+    def remember(self, record: Any, colour: int) -> None:
+        """Add a finished game, seen from ``colour``, to the memory."""
+        index = len(self.memory.games) + 1
+        self.memory = self.memory.add(GameSummary.from_record(index, record, colour, self.rules.layout))
+
+    def rebuild_memory(self, arena: Any) -> None:
+        """The memory of the games already in the arena's ledger (self-play: black in even games)."""
+        self.memory = EpisodeMemory()
+        for index, record in enumerate(arena.ledger.records):
+            self.remember(record, index % 2)
+
+    def adapt(self, arena: Any) -> None:
+        """Self-play until the budget is spent (synchronous wrapper of ``adapt_async``)."""
+        asyncio.run(self.adapt_async(arena))
+
+    async def adapt_async(self, arena: Any) -> None:
+        raise NotImplementedError
+
+
+class LlmPolicyAgent(MemoryAgent):
     """A model playing every move; see the module docstring."""
 
     name = "llm-policy"
@@ -135,18 +159,8 @@ class LlmPolicyAgent(Agent):
 
     # ------------------------------------------------------------------ adaptation
 
-    def remember(self, record: Any, colour: int) -> None:
-        index = len(self.memory.games) + 1
-        self.memory = self.memory.add(GameSummary.from_record(index, record, colour, self.rules.layout))
-
-    def adapt(self, arena: Any) -> None:
-        """Self-play until the budget is spent (synchronous wrapper of :meth:`adapt_async`)."""
-        asyncio.run(self.adapt_async(arena))
-
     async def adapt_async(self, arena: Any) -> None:
-        self.memory = EpisodeMemory()
-        for index, record in enumerate(arena.ledger.records):
-            self.remember(record, index % 2)
+        self.rebuild_memory(arena)
         while True:
             await self._maybe_belief(arena.games_played)
             if arena.remaining == 0:

@@ -32,7 +32,6 @@ network; its calls and belief are not recorded a second time.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,8 +40,8 @@ from typing import Any
 import numpy as np
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agents.base import Agent, AgentContext, choose, placements
-from agents.llm.policy import PHASE_CODES, BeliefSink, CallSink, GameSink, _no_call, call_fields
+from agents.base import AgentContext, choose, placements
+from agents.llm.policy import PHASE_CODES, MemoryAgent, BeliefSink, CallSink, GameSink, _no_call, call_fields
 from agents.search.api import SearchTables, empties, search_position, solve_position
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
 from engine.state import PASS
@@ -51,7 +50,7 @@ from harness.model_client import ModelClient, ModelResponse
 from harness.model_errors import ModelCallError
 from harness.moves import MoveDecision
 from harness.observation import Observation
-from harness.prompting import EpisodeMemory, GameSummary, PromptRenderer, fit_memory, system_context
+from harness.prompting import EpisodeMemory, PromptRenderer, fit_memory, system_context
 
 STRATEGY_SCHEMA_VERSION = 1
 StrategySink = Callable[[int, "Strategy", "str | None", bool], None]  # batch start, strategy in force, error, new?
@@ -184,7 +183,7 @@ class _Searcher:
         return choose(rng, result.ties)
 
 
-class LlmStrategistAgent(Agent):
+class LlmStrategistAgent(MemoryAgent):
     """A model choosing a strategy per batch, Minimax playing it; see the module docstring."""
 
     name = "llm-strategist"
@@ -289,18 +288,9 @@ class LlmStrategistAgent(Agent):
         """The move of the last strategy's searcher."""
         return self._searcher.move(observation, self.rng)
 
-    def remember(self, record: Any, colour: int) -> None:
-        index = len(self.memory.games) + 1
-        self.memory = self.memory.add(GameSummary.from_record(index, record, colour, self.rules.layout))
-
-    def adapt(self, arena: Any) -> None:
-        """Batches of self-play until the budget is spent (synchronous wrapper of :meth:`adapt_async`)."""
-        asyncio.run(self.adapt_async(arena))
-
     async def adapt_async(self, arena: Any) -> None:
-        self.memory = EpisodeMemory()
-        for index, record in enumerate(arena.ledger.records):
-            self.remember(record, index % 2)
+        """Batches of self-play until the budget is spent."""
+        self.rebuild_memory(arena)
         planned: int | None = None
         while arena.remaining > 0:
             index = arena.games_played

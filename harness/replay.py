@@ -97,23 +97,27 @@ class ReplayReport:
 # ------------------------------------------------------------------------------ reading
 
 
+def _read_json(path: Path, what: str, missing: str) -> Any:
+    """A JSON file of a run, or a TranscriptError naming the file: ``missing`` if absent."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TranscriptError(missing, path) from None
+    except ValueError as error:
+        raise TranscriptError(f"invalid {what}: {error}", path) from None
+
+
 def run_kind(run_dir: str | Path) -> str:
     """``llm`` (an ``arena run`` directory) or ``tournament``; TranscriptError otherwise."""
     run_dir = Path(run_dir)
-    path = run_dir / MANIFEST_FILE
     if not run_dir.is_dir():
         raise TranscriptError("no such run directory", run_dir)
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TranscriptError("the run has no manifest", path) from None
-    except ValueError as error:
-        raise TranscriptError(f"invalid manifest: {error}", path) from None
+    manifest = _read_json(run_dir / MANIFEST_FILE, "manifest", "the run has no manifest")
     if isinstance(manifest, dict) and "config" in manifest and "run_id" in manifest:
         return "llm"
     if isinstance(manifest, dict) and manifest.get("kind") in ("tournament", "match") or (run_dir / "results.json").exists():
         return "tournament"
-    raise TranscriptError("neither an 'arena run' nor an 'arena tournament' manifest", path)
+    raise TranscriptError("neither an 'arena run' nor an 'arena tournament' manifest", run_dir / MANIFEST_FILE)
 
 
 def llm_config(run_dir: str | Path) -> LlmRunConfig:
@@ -393,13 +397,8 @@ def _cell(count: int, n: int) -> str:
 
 def _llm_rows(run_dir: Path) -> list[list[str]]:
     config = llm_config(run_dir)
-    path = run_dir / METRICS_FILE
-    try:
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TranscriptError("the run has no metrics.json (interrupted? resume it with 'arena run --resume')", path) from None
-    except ValueError as error:
-        raise TranscriptError(f"invalid metrics: {error}", path) from None
+    metrics = _read_json(run_dir / METRICS_FILE, "metrics",
+                         "the run has no metrics.json (interrupted? resume it with 'arena run --resume')")
     scored = [b for b in metrics.get("beliefs", []) if b.get("score")]
     if scored:
         last = scored[-1]

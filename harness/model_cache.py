@@ -2,7 +2,13 @@
 
 In memory a dict; optionally backed by a JSONL file, one ``{"key": ..., "response": ...}``
 record a line, appended and flushed per entry and loaded on start, so a re-run with the
-same inputs needs no network. A torn last line (a run killed mid-write) is cut off on
+same inputs needs no network. A call that failed for good (retries exhausted, or a
+client error) is stored too, as ``{"key": ..., "failure": ...}`` (a :class:`CachedFailure`),
+in the order the failures happened: the n-th time a client makes the same request
+(``occurrence`` n, counted from 0; a move re-asked after a failure repeats its request)
+it meets the n-th recorded failure if there is one, else the stored reply. So a
+resumed run or ``arena rerun`` meets every failure exactly where the original run did,
+without calling the model, and the games it decided are reproduced exactly. A torn last line (a run killed mid-write) is cut off on
 load (that call is redone); a corrupt line anywhere else is an error naming its line
 number, and the file is left as it is.
 """
@@ -14,6 +20,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict, Field
+
 if TYPE_CHECKING:
     from harness.model_client import ModelResponse
 
@@ -22,12 +30,25 @@ class CacheFileError(ValueError):
     """A cache file line could not be read."""
 
 
+class CachedFailure(BaseModel):
+    """A call that failed for good, as the client reported it (re-raised on a cache hit)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    message: str
+    kind: str
+    status_code: int | None = None
+    errors: list[str] = Field(default_factory=list)
+    retries: int = 0
+
+
 class ResponseCache:
-    """Successful model responses by cache key; see the module docstring."""
+    """Model responses and final failures by cache key; see the module docstring."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self._entries: dict[str, ModelResponse] = {}
+        self._failures: dict[str, list[CachedFailure]] = {}
         self._lock = threading.Lock()
         self.skipped_torn_line = False
         if self.path is not None and self.path.exists():
@@ -45,8 +66,7 @@ class ResponseCache:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-                self._entries[record["key"]] = ModelResponse.model_validate(record["response"])
+                self._store(json.loads(line), ModelResponse)
             except (ValueError, KeyError, TypeError) as exc:
                 raise CacheFileError(f"{path}:{number}: unreadable cache line ({exc})") from exc
 
@@ -54,8 +74,7 @@ class ResponseCache:
         """A last line without its newline: a whole record is kept (newline added), a
         write cut short (a run killed mid-append) is cut off; its call is simply redone."""
         try:
-            record = json.loads(tail.decode("utf-8"))
-            self._entries[record["key"]] = response_cls.model_validate(record["response"])
+            self._store(json.loads(tail.decode("utf-8")), response_cls)
         except (ValueError, KeyError, TypeError):
             self.skipped_torn_line = True
             with path.open("r+b") as handle:
@@ -64,6 +83,12 @@ class ResponseCache:
         with path.open("ab") as handle:
             handle.write(b"\n")
 
+    def _store(self, record: dict, response_cls: type) -> None:
+        if "failure" in record:
+            self._failures.setdefault(record["key"], []).append(CachedFailure.model_validate(record["failure"]))
+        else:
+            self._entries[record["key"]] = response_cls.model_validate(record["response"])
+
     def __len__(self) -> int:
         return len(self._entries)
 
@@ -71,16 +96,25 @@ class ResponseCache:
         return key in self._entries
 
     def get(self, key: str) -> ModelResponse | None:
-        """The stored response for ``key``, or None."""
+        """The stored reply for ``key``, or None."""
         return self._entries.get(key)
 
-    def put(self, key: str, response: ModelResponse) -> None:
-        """Store ``response`` (in memory, and appended + flushed to the file if any)."""
+    def lookup(self, key: str, occurrence: int = 0) -> ModelResponse | CachedFailure | None:
+        """What the ``occurrence``-th request with ``key`` met: a recorded failure, else the reply (or None)."""
+        failures = self._failures.get(key, ())
+        return failures[occurrence] if occurrence < len(failures) else self._entries.get(key)
+
+    def put(self, key: str, response: ModelResponse | CachedFailure) -> None:
+        """Store a reply or append a final failure (in memory, and appended + flushed to the file if any)."""
         with self._lock:
-            self._entries[key] = response
+            if isinstance(response, CachedFailure):
+                self._failures.setdefault(key, []).append(response)
+            else:
+                self._entries[key] = response
             if self.path is None:
                 return
-            record = {"key": key, "response": response.model_dump(mode="json")}
+            field = "failure" if isinstance(response, CachedFailure) else "response"
+            record = {"key": key, field: response.model_dump(mode="json")}
             line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as handle:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from harness.mock_model import MockExhausted, make_mock
-from harness.model_cache import ResponseCache
+from harness.model_cache import CachedFailure, ResponseCache
 from harness.model_errors import (
     BudgetCapReached,
     ModelCallError,
@@ -219,6 +219,7 @@ class ModelClient:
         self.usage = UsageTotals()
         self.in_flight = 0
         self.max_in_flight = 0
+        self._occurrences: dict[str, int] = {}  # times each request key was made (see harness.model_cache)
         self._semaphore: asyncio.Semaphore | None = None
         self._rng = random.Random(seed)
         self._mock = mock
@@ -249,8 +250,13 @@ class ModelClient:
             raise ValueError(f"request for {request.model!r} sent to a client of {self.model!r}")
         key = request.key()
         started = time.perf_counter()
+        occurrence = self._occurrences[key] = self._occurrences.get(key, -1) + 1
         if self.cache is not None:
-            cached = self.cache.get(key)
+            cached = self.cache.lookup(key, occurrence)
+            if isinstance(cached, CachedFailure):
+                self.usage.cache_hits += 1
+                raise ModelCallError(f"{cached.message} (replayed from the response cache)", kind=cached.kind,
+                                     status_code=cached.status_code, errors=cached.errors, retries=cached.retries)
             if cached is not None:
                 self.usage.cache_hits += 1
                 return cached.model_copy(update={
@@ -265,6 +271,11 @@ class ModelClient:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             try:
                 response = await self._call_with_retries(request, key, started)
+            except ModelCallError as failure:
+                if self.cache is not None:
+                    self.cache.put(key, CachedFailure(message=str(failure), kind=failure.kind, status_code=failure.status_code,
+                                                      errors=failure.errors, retries=failure.retries))
+                raise
             finally:
                 self.in_flight -= 1
         if self.cache is not None:

@@ -289,7 +289,7 @@ class CacheOnlyClient(ModelClient):
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         key = request.key()
-        if self.cache is None or self.cache.get(key) is None:
+        if self.cache is None or self.cache.lookup(key, self._occurrences.get(key, -1) + 1) is None:
             self.misses.append(key)
             raise CacheMiss(f"no cached reply for request {key[:12]}… (the rerun asked something the original run did not)")
         return await super().complete(request)

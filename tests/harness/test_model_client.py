@@ -157,7 +157,7 @@ def test_truncated_reply_surfaces_finish_reason_length(stub):
 
 
 def test_concurrency_limit_holds_and_fills(stub):
-    stub.default = slow(0.3)
+    stub.default = slow(1.0)  # long enough that all 32 are in flight even on a loaded machine
     client = make_client(stub, concurrency=32)
 
     async def many():

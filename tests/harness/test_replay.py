@@ -178,3 +178,52 @@ def test_compare_shows_runs_and_tournament_baselines(base_run, tmp_path):
     assert replay_run(tmp_path / "baseline").ok  # tournament directories replay too
     bad = invoke("compare", tmp_path / "nope")
     assert bad.exit_code == 2
+
+
+def test_a_call_that_failed_for_good_is_cached_and_replayed(tmp_path):
+    from harness.mock_model import MockModel, first_legal
+    from harness.model_cache import CachedFailure, ResponseCache
+    from harness.model_errors import ModelCallError
+
+    cache_path = tmp_path / "cache.jsonl"
+    failing = MockModel(reply_fn=first_legal, schedule={0: "server_error", 1: "server_error"})
+    client = ModelClient("mock/first-legal", mock=failing, cache=ResponseCache(cache_path), max_retries=1,
+                         backoff_base_s=0.001)
+    request = client.request([{"role": "user", "content": "Legal moves: d3, c4"}])
+    import asyncio
+
+    with pytest.raises(ModelCallError) as first:
+        asyncio.run(client.complete(request))
+    assert first.value.kind == "server_error" and failing.calls == 2
+    reloaded = ResponseCache(cache_path)
+    assert isinstance(reloaded.lookup(request.key(), 0), CachedFailure) and reloaded.lookup(request.key(), 1) is None
+    # the same request again in this client: a fresh call (a re-ask after a failure), which succeeds
+    assert asyncio.run(client.complete(request)).text == "d3" and failing.calls == 3
+    # a new client on the saved cache meets the failure first, then the reply, without calling the model
+    replayed = ModelClient("mock/first-legal", mock=failing, cache=ResponseCache(cache_path))
+    with pytest.raises(ModelCallError, match="replayed from the response cache") as again:
+        asyncio.run(replayed.complete(request))
+    assert again.value.kind == "server_error" and again.value.errors == first.value.errors
+    assert asyncio.run(replayed.complete(request)).cache_hit
+    assert failing.calls == 3  # no new call
+
+
+def test_rerun_reproduces_a_run_with_calls_that_failed_for_good(tmp_path, monkeypatch):
+    from harness.mock_model import MockModel, first_legal
+    from harness.model_cache import ResponseCache
+
+    # every attempt of calls 3-5 and 20-22 fails: two moves fail for good (max_retries=2 -> 3 attempts each)
+    schedule = {i: "server_error" for i in (3, 4, 5, 20, 21, 22)}
+    client = ModelClient("mock/first-legal", mock=MockModel(reply_fn=first_legal, schedule=schedule), max_retries=2,
+                         backoff_base_s=0.001, cache=ResponseCache(tmp_path / "runs" / "f" / "cache.jsonl"))
+    run_dir = run_llm(config(budget=4, on_failure="random", checkpoints=(4,)), out=tmp_path / "runs", run_id="f", client=client)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["failures"]["api_error"] == 2 and metrics["failures"]["fallbacks"] == 0  # each move re-asked, then fine
+
+    async def no_call(self, request):
+        raise AssertionError("a model call was attempted")
+
+    monkeypatch.setattr(ModelClient, "_attempt", no_call)
+    report = rerun(run_dir, tmp_path / "again")
+    assert report.reproduced, report.summary()
+    assert report.games_compared == 6

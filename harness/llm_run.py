@@ -165,6 +165,7 @@ class _Run:
                 config=LlmStrategistConfig(
                     hint_level=config.hint, max_retries=config.max_retries, memory_tokens=config.memory_tokens,
                     batch=config.batch, search_depth=config.search_depth, endgame=config.endgame,
+                    checkpoints=config.belief_checkpoints(),
                 ),
                 on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy,
                 beliefs_done=_beliefs_done(self.run_dir),

@@ -24,6 +24,12 @@ the mover's view, so the searcher (and the exact solver near the end) steers
 towards the target share rather than towards the most discs. Frozen evaluation
 (``decider``/``act``) uses the last strategy.
 
+Batches start every ``batch`` games and also at each belief checkpoint
+(``checkpoints``, games finished): a checkpoint that falls inside a batch cuts it
+short, so the model states its belief after exactly that many games. A
+checkpoint equal to the budget is asked after the last game, and that strategy
+plays the evaluation.
+
 Resume: the memory is rebuilt from the arena's ledger; a batch interrupted in
 the middle is re-planned from the memory as it was at the batch's start, so the
 prompt is the same and the run's response cache answers it without the
@@ -154,7 +160,15 @@ class LlmStrategistConfig:
     batch: int = 50
     search_depth: int = 3
     endgame: int = 10
+    checkpoints: tuple[int, ...] = ()  # extra batch starts: beliefs after exactly these many games
     params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
+
+    def batch_bounds(self, index: int, budget: int) -> tuple[int, int]:
+        """(first game, end) of the batch holding game ``index``: every ``batch`` games and at each checkpoint."""
+        starts = {index - index % self.batch, *(c for c in self.checkpoints if 0 < c <= index)}
+        start = max(starts)
+        ends = [start - start % self.batch + self.batch, budget, *(c for c in self.checkpoints if c > start)]
+        return start, min(ends)
 
     def __post_init__(self) -> None:
         if self.batch < 1 or self.search_depth < 1 or self.endgame < 0 or self.max_retries < 0:
@@ -216,7 +230,7 @@ class LlmStrategistAgent(MemoryAgent):
         view = fit_memory(memory, self.config.memory_tokens, self.renderer)
         prompt = self.renderer.render(
             "strategy", memory=view, games_played=games_played, budget=self.budget,
-            batch=max(1, min(self.config.batch, self.budget - games_played)),
+            batch=max(1, self.config.batch_bounds(games_played, self.budget)[1] - games_played),
             schema_version=STRATEGY_SCHEMA_VERSION, features={n: DEFAULT_WEIGHTS[n] for n in FEATURES})
         return [{"role": "system", "content": self.system.text}, {"role": "user", "content": prompt.text}], prompt.template_hash
 
@@ -294,7 +308,7 @@ class LlmStrategistAgent(MemoryAgent):
         planned: int | None = None
         while arena.remaining > 0:
             index = arena.games_played
-            batch_start = index - index % self.config.batch
+            batch_start, _ = self.config.batch_bounds(index, self.budget)
             if planned != batch_start:
                 await self.plan(batch_start)
                 planned = batch_start
@@ -303,3 +317,5 @@ class LlmStrategistAgent(MemoryAgent):
             self.remember(game.record, index % 2)
             if self.on_game is not None:
                 self.on_game("adapt", index, game, index % 2)
+        if arena.games_played in self.config.checkpoints and planned != arena.games_played:
+            await self.plan(arena.games_played)  # the belief after the last game; its strategy plays the evaluation

@@ -28,6 +28,9 @@ def run(
     resume: Path = typer.Option(None, "--resume", help="Continue this run directory."),
     batch: int = typer.Option(50, "--batch", help="llm-strategist: games per strategy (one model call each)."),
     search_depth: int = typer.Option(3, "--search-depth", help="llm-strategist: Minimax depth in plies."),
+    endgame: int = typer.Option(10, "--endgame", help="llm-strategist: solve exactly at this many empty cells or fewer."),
+    checkpoints: str = typer.Option(None, "--checkpoints", metavar="N,N,...",
+                                    help="Games after which the agent states its belief (default 10,50,200,2000 within the budget)."),
 ) -> None:
     """Adapt a model agent on one environment, evaluate it, and write runs/<id>/."""
     config = None
@@ -40,6 +43,7 @@ def run(
                 opponents=tuple(s.strip() for s in opponents.split(";" if ";" in opponents else ",") if s.strip()),
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
+                endgame=endgame, checkpoints=_checkpoints(checkpoints),
             )
         except ValueError as error:
             raise typer.BadParameter(str(error).splitlines()[0] + ": " + "; ".join(str(error).splitlines()[1:3])) from None
@@ -56,3 +60,13 @@ def run(
     console = stdout_console()
     console.print((run_dir / "report.md").read_text(encoding="utf-8"), markup=False)
     console.print(f"run directory: {run_dir}", markup=False)
+
+
+def _checkpoints(text: str | None) -> tuple[int, ...] | None:
+    """``--checkpoints 10,50,200`` as numbers (checked against the budget by the run config)."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise typer.BadParameter(f"--checkpoints {text!r}: give game counts separated by commas, e.g. 10,50,200") from None

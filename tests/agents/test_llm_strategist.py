@@ -154,25 +154,28 @@ def test_failed_calls_fall_back_and_frozen_act_uses_the_last_strategy():
 # ------------------------------------------------------------------ the run
 
 
-def test_200_game_run_makes_one_call_per_batch(tmp_path):
+def test_200_game_run_makes_one_call_per_batch_and_checkpoint(tmp_path):
+    # batches of 50; the default checkpoints within the budget, 10 and 200, add a plan after 10 and after 200 games
     config = LlmRunConfig(agent="llm-strategist", model="mock/strategist", env=21, budget=200, eval_games=2,
                           opponents=("random",), batch=50, search_depth=1, endgame=4)
     run_dir = run_llm(config, out=tmp_path, run_id="r")
     reader = TranscriptReader(run_dir)
     calls, games = reader.calls(), reader.games()
-    assert len(calls) == 4 and all(c.game_index is None and c.failure_kind is None for c in calls)
+    assert len(calls) == 6 and all(c.game_index is None and c.failure_kind is None for c in calls)
     assert [g.game_index for g in games if g.phase == "adapt"] == list(range(200))
     assert [g.agent_colour for g in games if g.phase == "eval"] == ["black", "white"]
     rules = make_env(21).rules
     for game in games:
         replay_legally(game, rules)
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    assert metrics["calls"] == 4 and metrics["strategies"] == 4 and metrics["strategy_failures"] == 0
-    assert [b["checkpoint"] for b in metrics["beliefs"]] == [0, 50, 100, 150]
+    assert metrics["calls"] == 6 and metrics["strategies"] == 6 and metrics["strategy_failures"] == 0
+    assert [b["checkpoint"] for b in metrics["beliefs"]] == [0, 10, 50, 100, 150, 200]
     assert all(b["score"]["contains_k"] for b in metrics["beliefs"])  # env 21: K = 3/5, the mock says [0.5, 0.8]
     assert metrics["evaluation"]["random"]["games"] == 2
     lines = [json.loads(line) for line in (run_dir / "strategies.jsonl").read_text().splitlines()]
-    assert [line["batch_start"] for line in lines] == [0, 50, 100, 150]
+    assert [line["batch_start"] for line in lines] == [0, 10, 50, 100, 150, 200]
+    prompts = [c.messages[-1]["content"] for c in calls]
+    assert "plays the next 10 games" in prompts[0] and "plays the next 40 games" in prompts[1]
     assert all(line["strategy"]["target_ratio"] == 0.55 for line in lines)
     assert (run_dir / "report.md").read_text().startswith("# llm-strategist")
 

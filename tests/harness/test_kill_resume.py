@@ -1,0 +1,74 @@
+"""A run killed with SIGKILL in the middle, then resumed, equals an uninterrupted run with the same seed."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.llm_run import LlmRunConfig, run_llm
+from harness.transcript import TranscriptReader
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def config(**changes):
+    base = dict(model="mock/first-legal", env=21, budget=60, eval_games=2, opponents=("random",), seed=3, checkpoints=(60,))
+    return LlmRunConfig(**{**base, **changes})
+
+
+def arena(*args: str, **kw) -> subprocess.Popen:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    return subprocess.Popen([sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def wait_for_games(out: Path, games: int, process: subprocess.Popen, timeout: float = 120.0) -> Path:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        runs = list(out.glob("*/games.jsonl"))
+        if runs and lines(runs[0]) >= games:
+            return runs[0].parent
+        if process.poll() is not None:
+            pytest.fail(f"the run ended before it could be killed: {process.communicate()[1].decode()[-2000:]}")
+        time.sleep(0.005)
+    pytest.fail("the run did not reach the kill point in time")
+
+
+def comparable(run_dir: Path) -> list[dict]:
+    return [game.model_dump() for game in TranscriptReader(run_dir).games()]
+
+
+@pytest.mark.parametrize("agent, extra", [("llm-policy", ()), ("llm-strategist", ("--batch", "7"))])
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, agent, extra):
+    model = "mock/first-legal" if agent == "llm-policy" else "mock/strategist"
+    budget = 60 if agent == "llm-policy" else 24
+    whole = run_llm(config(agent=agent, model=model, budget=budget, checkpoints=(budget,), batch=7, search_depth=1, endgame=4),
+                    out=tmp_path / "whole", run_id="r")
+    out = tmp_path / "killed"
+    args = ["run", "--agent", agent, "--model", model, "--env", "21", "--budget", str(budget), "--eval-games", "2",
+            "--opponents", "random", "--seed", "3", "--out", str(out), "--checkpoints", str(budget),
+            "--search-depth", "1", "--endgame", "4", *extra]
+    process = arena(*args)
+    run_dir = wait_for_games(out, budget // 3, process)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    played = len(TranscriptReader(run_dir).games())
+    assert 0 < played < budget + 2, "the kill must land in the middle of the run"
+    resumed = arena("run", "--resume", str(run_dir))
+    stdout, stderr = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, stderr.decode()[-2000:]
+    assert comparable(run_dir) == comparable(whole)
+    games = TranscriptReader(run_dir).games()
+    assert [g.game_index for g in games if g.phase == "adapt"] == list(range(budget))  # none lost, none twice
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["adapt_games"] == budget and metrics["eval_games"] == 2

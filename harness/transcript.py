@@ -174,6 +174,8 @@ class CallEntry(_Record):
     cost_usd: float = Field(default=0.0, ge=0)
     latency_s: float = Field(default=0.0, ge=0)
     retries: int = Field(default=0, ge=0)
+    errors: list[str] = Field(default_factory=list)  # the client's failed attempts before this reply, classified
+    reason: str | None = None  # why the reply was not used (verifier), or how the call failed for good
     cache_key: str | None = None
     cache_hit: bool = False
     template_hash: str | None = None

@@ -2,7 +2,9 @@
 
 Not a test itself. A test starts it (``with StubServer() as server:``), points litellm at
 ``server.url`` (``.../v1``) and scripts what the next requests get with
-:meth:`StubServer.enqueue`; with an empty queue every request gets the default ok reply.
+:meth:`StubServer.enqueue`; with an empty queue every request gets ``responder(request_json, index)``
+when a responder is set (e.g. a legal move read from the prompt, or an injected fault), else
+the default ok reply.
 Every request is recorded (header names lower-cased, Authorization redacted), and the server counts how many
 requests it is serving at once (``max_in_flight``).
 """
@@ -15,6 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -69,8 +72,10 @@ class _Server(ThreadingHTTPServer):
 class StubServer:
     """The server; see the module docstring."""
 
-    def __init__(self, default: Behaviour | None = None) -> None:
+    def __init__(self, default: Behaviour | None = None,
+                 responder: Callable[[dict[str, Any], int], Behaviour] | None = None) -> None:
         self.default = default or ok()
+        self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -125,7 +130,11 @@ class StubServer:
             self.requests.append(record)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            return self._queue.popleft() if self._queue else self.default
+            if self._queue:
+                return self._queue.popleft()
+            if self.responder is not None:
+                return self.responder(record["json"], len(self.requests) - 1)
+            return self.default
 
     def _done(self) -> None:
         with self._lock:

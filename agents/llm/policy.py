@@ -16,11 +16,19 @@ a reply that holds no belief, or a failed call, is counted, never fatal.
 The memory is rebuilt from the arena's ledger when ``adapt`` starts, so a resumed
 run continues with the memory it had. Randomness for the ``random`` fallback comes
 from a generator per (phase, game), so a game does not depend on those before it.
+
+Per move only the board part of the prompt is rendered: the episode memory changes
+only when a game ends, so its fitted view and rendered text (:func:`memory_block`)
+are made once per memory and spliced into ``move.j2`` (the same text as a full
+render). Evaluation games may be played concurrently (``arena run --concurrency``):
+their deciders send identical requests one at a time, so the second is answered
+from the response cache, as it would be had the games been played one by one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,12 +37,12 @@ import numpy as np
 
 from agents.base import Agent, AgentContext
 from harness.beliefs import Belief, BeliefParseError, parse_belief
-from harness.model_client import ModelClient, ModelResponse
+from harness.model_client import ModelClient, ModelRequest, ModelResponse
 from harness.model_errors import ModelCallError
 from harness.moves import FailureKind, ModelCallFailed, MoveAsker, MoveDecision, ParsedMove
 from harness.observation import Observation
 from harness.prompting import (
-    EpisodeMemory, GameSummary, PromptRenderer, belief_context, fit_memory, move_context, system_context,
+    EpisodeMemory, GameSummary, MemoryBlock, PromptRenderer, belief_context, memory_block, move_context, system_context,
 )
 
 PHASE_CODES = {"adapt": 0, "eval": 1}
@@ -105,27 +113,51 @@ class LlmPolicyAgent(MemoryAgent):
         self.beliefs_done = set(beliefs_done)
         self.belief_failures = 0
         self.system = self.renderer.render("system", **system_context(self.rules, self.config.hint_level, budget))
+        self._block: tuple[EpisodeMemory, MemoryBlock] | None = None  # the memory's block, while it is the memory
+        self._requests: dict[str, list[Any]] = {}  # request key -> [lock, users] of identical requests under way
 
     # ------------------------------------------------------------------ one move
 
+    def memory_block(self) -> MemoryBlock:
+        """The memory fitted to its token budget and rendered: made once per memory, reused for every move."""
+        if self._block is None or self._block[0] is not self.memory:
+            self._block = (self.memory, memory_block(self.memory, self.config.memory_tokens, self.renderer))
+        return self._block[1]
+
     def messages(self, obs: Observation) -> list[dict[str, Any]]:
         """System and move prompts for ``obs`` (the memory fitted to its token budget)."""
-        view = fit_memory(self.memory, self.config.memory_tokens, self.renderer)
-        context = move_context(obs, view, len(self.memory.games), self.budget, self.config.show_legal, self.config.answer_format)
-        move = self.renderer.render("move", **context)
+        block = self.memory_block()
+        context = move_context(obs, block.view, len(self.memory.games), self.budget, self.config.show_legal, self.config.answer_format)
+        move = self.renderer.render_reusing("move", {"memory": block.text}, **context)
         return [{"role": "system", "content": self.system.text}, {"role": "user", "content": move.text}]
 
-    async def _ask(self, messages: list[dict[str, Any]]) -> tuple[str, str | None, ModelResponse]:
+    async def _ask(self, messages: list[dict[str, Any]], one_at_a_time: bool = False) -> tuple[str, str | None, ModelResponse]:
+        request = self.client.request(messages, **self.config.params)
         try:
-            response = await self.client.complete(self.client.request(messages, **self.config.params))
+            response = await (self._complete_one_at_a_time(request) if one_at_a_time else self.client.complete(request))
         except ModelCallError as error:
             kind = FailureKind.TIMEOUT if error.kind == "timeout" else FailureKind.API_ERROR
             raise ModelCallFailed(kind, str(error)) from error
         return response.text, response.finish_reason, response
 
+    async def _complete_one_at_a_time(self, request: ModelRequest) -> ModelResponse:
+        """``client.complete``, waiting first for an identical request under way (then usually a cache hit)."""
+        key = request.key()
+        entry = self._requests.setdefault(key, [asyncio.Lock(), 0])
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                return await self.client.complete(request)
+        finally:
+            entry[1] -= 1
+            if not entry[1]:
+                del self._requests[key]
+
     def asker(self, phase: str, game_index: int) -> MoveAsker:
+        """The asker of one game; evaluation games (which may run concurrently) send identical requests one at a time."""
         rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
-        return MoveAsker(self._ask, max_retries=self.config.max_retries, policy=self.config.on_failure, rng=rng)  # type: ignore[arg-type]
+        ask = functools.partial(self._ask, one_at_a_time=phase == "eval")
+        return MoveAsker(ask, max_retries=self.config.max_retries, policy=self.config.on_failure, rng=rng)  # type: ignore[arg-type]
 
     def decider(self, phase: str, game_index: int) -> Callable[[Observation], Any]:
         """An async decider for one game (pass its decisions to :meth:`report_calls` afterwards)."""
@@ -155,6 +187,7 @@ class LlmPolicyAgent(MemoryAgent):
                     messages=list(attempt.messages), reply=attempt.text, finish_reason=attempt.finish_reason,
                     parsed_move=parsed, verdict=attempt.verdict,
                     failure_kind=attempt.failure_kind.value if attempt.failure_kind else None, template_hash=template_hash,
+                    reason=attempt.reason if attempt.verdict != "legal" else None,
                 ))
 
     # ------------------------------------------------------------------ adaptation
@@ -177,8 +210,8 @@ class LlmPolicyAgent(MemoryAgent):
         if games_played not in self.config.checkpoints or games_played in self.beliefs_done:
             return
         self.beliefs_done.add(games_played)
-        view = fit_memory(self.memory, self.config.memory_tokens, self.renderer)
-        prompt = self.renderer.render("belief", **belief_context(view, games_played, self.budget))
+        block = self.memory_block()
+        prompt = self.renderer.render_reusing("belief", {"memory": block.text}, **belief_context(block.view, games_played, self.budget))
         messages = [{"role": "system", "content": self.system.text}, {"role": "user", "content": prompt.text}]
         belief, error, response, text = None, None, None, None
         try:
@@ -206,7 +239,7 @@ def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]
     if response is not None:
         fields.update(
             tokens_in=response.prompt_tokens, tokens_out=response.completion_tokens, cost_usd=response.cost_usd,
-            latency_s=response.latency_s, retries=response.retries, cache_key=response.cache_key or None,
-            cache_hit=response.cache_hit,
+            latency_s=response.latency_s, retries=response.retries, errors=list(response.errors),
+            cache_key=response.cache_key or None, cache_hit=response.cache_hit,
         )
     return fields

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.cli.console import stderr_console, stdout_console
@@ -45,8 +46,8 @@ def run(
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
                 endgame=endgame, checkpoints=_checkpoints(checkpoints),
             )
-        except ValueError as error:
-            raise typer.BadParameter(str(error).splitlines()[0] + ": " + "; ".join(str(error).splitlines()[1:3])) from None
+        except ValidationError as error:
+            raise typer.BadParameter(config_error_message(error)) from None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr_console(), transient=True) as bar:
         tasks: dict[str, int] = {}
@@ -70,3 +71,12 @@ def _checkpoints(text: str | None) -> tuple[int, ...] | None:
         return tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
         raise typer.BadParameter(f"--checkpoints {text!r}: give game counts separated by commas, e.g. 10,50,200") from None
+
+
+def config_error_message(error: ValidationError) -> str:
+    """A run config's validation errors as ``--option value: what is wrong`` lines joined by '; '."""
+    parts = []
+    for item in error.errors():
+        option = "--" + "-".join(str(part) for part in item["loc"][:1]).replace("_", "-")
+        parts.append(f"{option} {item.get('input')!r}: {item['msg'].lower()}")
+    return "; ".join(parts)

@@ -28,6 +28,15 @@ BAD_SYMBOL = """. . . . . .
         (["bench", "engine", "--envs", "0-56"], "ids are 0-55"),
         (["bench", "engine", "--envs", "x"], "not an id or a range"),
         (["bench", "engine", "--seconds", "0"], "--seconds must be more than 0"),
+        (["run", "--model", "nosuchprovider/x", "--env", "0"], "unknown model 'nosuchprovider/x'"),
+        (["run", "--model", "mock/nope", "--env", "0"], "unknown mock model 'mock/nope'; valid: mock/first-legal"),
+        (["run", "--model", "mock/first-legal", "--env", "0", "--budget", "-1"], "--budget -1: input should be greater"),
+        (["run", "--model", "mock/first-legal", "--env", "0", "--hint", "x"], "--hint 'x': input should be 'none'"),
+        (["run", "--model", "mock/first-legal", "--env", "0", "--checkpoints", "5,x"], "--checkpoints '5,x'"),
+        (["run", "--model", "mock/first-legal", "--env", "0", "--budget", "5", "--checkpoints", "9"], "exceeds the budget"),
+        (["run", "--model", "mock/first-legal", "--env", "0", "--opponents", "nosuch"], "unknown agent 'nosuch'"),
+        (["run", "--model", "mock/first-legal"], "give --model and --env"),
+        (["run", "--resume", "no/such/run"], "no/such/run"),
     ],
 )
 def test_bad_arguments(invoke, user_error, args, fragment):

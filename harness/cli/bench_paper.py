@@ -1,0 +1,191 @@
+"""``arena bench paper``: the paper's benchmark for the adaptive agents, our numbers beside the paper's.
+
+Everything the user gives is checked before anything runs. The run directory
+(default ``runs/bench-paper-<timestamp>``) receives one JSON line per
+(environment, agent) as it finishes, then ``results.json``, ``report.md`` and
+the plots; ``--resume DIR`` finishes an interrupted run with the settings
+recorded in its manifest.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from harness.bench_paper import DEFAULT_AGENTS, FULL, QUICK, QUICK_ENVS, PaperPlan, make_paper_plan
+from harness.bench_paper_run import default_run_dir, read_plan, read_results, run_bench_paper
+from harness.bench_paper_report import (
+    BELIEF_COLUMNS, COST_COLUMNS, DEFAULT_PAPER_TABLE2, PaperSummary, belief_rows, condition_rows, convergence_rows,
+    cost_rows, describe, failures, per_env_rows, write_outputs,
+)
+from harness.cli.console import print_error, stderr_console, stdout_console
+from harness.cli.options import parse_env_range
+from harness.cli.tournament import split_specs
+from harness.tournament import check_run_dir
+from harness.tournament_results import PRIVILEGED_MARK, PRIVILEGED_NOTE
+
+FAILED_PAIRS_EXIT_CODE = 1
+DEFAULT_JOBS = 2
+
+
+def paper(
+    envs: Annotated[str | None, typer.Option(
+        "--envs", show_default=False,
+        help=f"Environments: a range 0-6, a list 0,3,5, or all (default: all; --quick: {','.join(map(str, QUICK_ENVS))}).",
+    )] = None,
+    agents: Annotated[str | None, typer.Option(
+        "--agents", metavar="SPECS", show_default=False,
+        help=f"Adaptive agents, comma-separated specs (default: {','.join(DEFAULT_AGENTS)}).",
+    )] = None,
+    budget: Annotated[int | None, typer.Option(
+        "--budget", show_default=False,
+        help=f"Games each agent may play per environment (default {FULL['budget']}; --quick {QUICK['budget']}).",
+    )] = None,
+    games: Annotated[int | None, typer.Option(
+        "--games", show_default=False,
+        help=f"Final evaluation games per opponent (default {FULL['games']}; --quick {QUICK['games']}).",
+    )] = None,
+    checkpoint_games: Annotated[int | None, typer.Option(
+        "--checkpoint-games", show_default=False,
+        help=f"Games per opponent at each checkpoint (default {FULL['checkpoint_games']}; "
+             f"--quick {QUICK['checkpoint_games']}).",
+    )] = None,
+    jobs: Annotated[int, typer.Option("--jobs", help="Worker processes; 1 runs everything in this process.")] = DEFAULT_JOBS,
+    seed: Annotated[int | None, typer.Option("--seed", show_default=False,
+                                             help="Seed all agent and match seeds derive from (default 0).")] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="A few small environments and small budgets (for CI).")] = False,
+    paper_mcts: Annotated[bool | None, typer.Option(
+        "--paper-mcts/--standard-mcts", show_default=False,
+        help="MCTS opponents back up values as the paper's code does (default), or the standard two-player way.",
+    )] = None,
+    paper_table: Annotated[Path, typer.Option(
+        "--paper-table", metavar="FILE", show_default=False,
+        help="The paper's Table 2 as JSON (default: ../shared/reference/paper_table2.json beside the repository).",
+    )] = DEFAULT_PAPER_TABLE2,
+    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", show_default=False,
+                                             help="Run directory (default: runs/bench-paper-<timestamp>).")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", metavar="DIR", show_default=False,
+                                                help="Finish an interrupted run with the settings it recorded.")] = None,
+) -> None:
+    """Adapt each adaptive agent on each environment within its budget, then evaluate it, as in the paper.
+
+    Checkpoints at 5/25/50% of the budget (generations 1, 5, 10 of 100 games)
+    play Random and MCTS-100; after adaptation the frozen agent plays Random,
+    PosNet, MCTS-30/50/100, colours alternating. Prints the paper's Table 2 and
+    Table 1 layouts with the paper's Adaptive Minimax beside ours, and the
+    issue's targets as PASS/FAIL lines. Opponents marked * are privileged.
+    """
+    if jobs < 1:
+        raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
+    given = {"--envs": envs, "--agents": agents, "--budget": budget, "--games": games,
+             "--checkpoint-games": checkpoint_games, "--seed": seed, "--out": out,
+             "--quick": quick or None, "--paper-mcts/--standard-mcts": paper_mcts}
+    if resume is not None:
+        clashing = [name for name, value in given.items() if value is not None]
+        if clashing:
+            raise typer.BadParameter(f"--resume takes its settings from {resume / 'manifest.json'}; "
+                                     f"leave out {', '.join(clashing)}")
+        plan, run_dir = read_plan(resume), resume
+    else:
+        plan = _plan(envs, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)
+        run_dir = out if out is not None else default_run_dir()
+        check_run_dir(run_dir)
+    command = _command(resume, given, jobs, run_dir)
+    finished = sum(r.status == "ok" for r in read_results(run_dir).values()) if resume is not None else 0
+    with _progress() as progress:
+        task = progress.add_task("bench paper", total=len(plan.tasks()), completed=min(finished, len(plan.tasks())))
+        results = run_bench_paper(
+            plan, run_dir, jobs, command=command, resume=resume is not None,
+            on_result=lambda r: progress.update(task, advance=1, description=f"env {r.env_id} {r.agent} {r.status}"),
+        )
+    summary, plots = write_outputs(plan, results, run_dir, paper_table)
+    print_summary(summary, run_dir, plots)
+    if failures(summary):
+        raise typer.Exit(FAILED_PAIRS_EXIT_CODE)
+
+
+def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: Path) -> str:
+    """The command line that reproduces this run, as recorded in the manifest."""
+    words = ["arena", "bench", "paper", *(["--resume", str(resume)] if resume is not None else [])]
+    for name, value in given.items():
+        if value is None or name == "--out":
+            continue
+        if isinstance(value, bool):
+            words.append(name.split("/")[0 if value else 1])
+        else:
+            words += [name, str(value)]
+    return shlex.join([*words, "--jobs", str(jobs), "--out", str(run_dir)])
+
+
+def _plan(envs: str | None, agents: str | None, budget: int | None, games: int | None,
+          checkpoint_games: int | None, seed: int | None, quick: bool, paper_mcts: bool | None) -> PaperPlan:
+    for name, value in (("--budget", budget), ("--games", games), ("--checkpoint-games", checkpoint_games)):
+        if value is not None and value < 1:
+            raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
+    if seed is not None and seed < 0:
+        raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
+    return make_paper_plan(
+        parse_env_range(envs) if envs is not None else None, split_specs(agents) if agents is not None else None,
+        budget=budget, games=games, checkpoint_games=checkpoint_games, seed=seed or 0, quick=quick,
+        paper_mcts=True if paper_mcts is None else paper_mcts,
+    )
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("env x agent"), TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(),
+    )
+
+
+def print_summary(summary: PaperSummary, run_dir: Path, plots: Sequence[str]) -> None:
+    """Per-environment and per-condition tables, convergence, beliefs, costs, the target checks, notes."""
+    console = stdout_console()
+    for agent in summary.plan.agents:
+        columns, rows = per_env_rows(summary, agent)
+        console.print(_table(f"Per environment: {agent}, W/D/L %", columns, rows))
+        columns, rows = convergence_rows(summary, agent)
+        console.print(_table(f"Convergence of {agent}: win % at each checkpoint (@ games played)", columns, rows))
+    columns, rows = condition_rows(summary, "win")
+    console.print(_table("Per condition: win rate % (mean ± std over layouts)", columns, rows, sections=_first_column))
+    if beliefs := belief_rows(summary):
+        console.print(_table("Beliefs about K at the end of adaptation", BELIEF_COLUMNS, beliefs, sections=None))
+    console.print(_table("Budget and time (seconds: mean per environment)", COST_COLUMNS, cost_rows(summary),
+                         sections=None, labels=1))
+    console.print(Text("Targets (issue 5)", style="bold"))
+    for check in summary.checks:
+        style = {True: "green", False: "bold red", None: "yellow"}[check.passed]
+        console.print(Text(f"  {check.mark:<4} ", style=style).append(Text(check.text, style="default")))
+    for line in failures(summary):
+        print_error(f"failed: {line}")
+    console.print(Text(describe(summary.plan), style="dim"))
+    for note in (f"{PRIVILEGED_MARK} {PRIVILEGED_NOTE}", *summary.notes):
+        console.print(Text(note, style="dim"))
+    console.print(Text(f"run recorded in {run_dir} (results.jsonl, results.json, report.md, "
+                       f"{len(plots)} plot{'s' if len(plots) != 1 else ''})"))
+
+
+def _first_column(row: Sequence[str]) -> bool:
+    return bool(row[0])
+
+
+def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
+           sections: Callable[[Sequence[str]], bool] | None = _first_column, labels: int = 2) -> Table:
+    """A table with left-aligned label columns, right-aligned figures, a section line before each new condition."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for index, column in enumerate(columns):
+        label = index < labels  # labels wrap but keep a readable width; figures stay on one line
+        table.add_column(column, justify="left" if label else "right", no_wrap=not label, min_width=8 if label else None)
+    for index, row in enumerate(rows):
+        if sections is not None and index and sections(row):
+            table.add_section()
+        table.add_row(*row)
+    return table

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.model_errors import ModelConfigError, ProviderError
+from harness.mock_reasoner import reasoned_strategy
 
 RAISED_FAILURES = ("rate_limit", "server_error", "timeout", "malformed_response")
 REPLY_FAILURES = ("empty", "garbage", "truncated", "refusal")
@@ -226,6 +227,7 @@ MOCK_MODELS: dict[str, tuple[ReplyFn, float]] = {
     "flaky-random-legal": (random_legal, 0.2),
     "strategist": (fixed_strategy, 0.0),  # llm-strategist: one fixed strategy
     "flaky-strategist": (fixed_strategy, 0.2),
+    "reasoner": (reasoned_strategy, 0.0),  # llm-strategist: deduces K from the memory table (harness.mock_reasoner)
 }
 
 

@@ -1,65 +1,156 @@
-"""``arena demo``: a short match, the registered greedy agent against a random policy."""
+"""``arena demo``: the main job in one command: a model agent adapts to a hidden K, then meets the baselines.
+
+The llm-strategist adapts on one environment within a small budget (its model
+is called once per batch of self-play games), is frozen, and plays evaluation
+games against a few opponents; the same opponents then play fixed baselines
+with the same seeds, and one table puts them side by side with Wilson 95%
+intervals. Without an API key the model is the embedded offline ``mock/reasoner``
+(it deduces K from the memory table in its prompt); with ``OPENAI_API_KEY`` set
+it is ``openai/gpt-4o-mini``; ``--model`` or ``ARENA_MODEL`` choose any other.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated
+import os
+from pathlib import Path
+from typing import Annotated, Any
 
-import numpy as np
 import typer
 from rich import box
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
 
-from agents.base import Agent, AgentContext
+from agents.base import AgentContext
 from agents.registry import make_agent
 from engine import make_env
-from engine.rules import Rules
-from harness.cli.console import stdout_console
+from engine.environments import Environment
+from harness.cli.console import stderr_console, stdout_console
 from harness.cli.options import parse_env_id
-from harness.match import OUTCOMES, MatchResult, run_match
-from harness.policy import RandomPolicy
+from harness.llm_run import LlmRunConfig, run_llm
+from harness.match import MatchResult, run_match
+
+OFFLINE_MODEL = "mock/reasoner"
+KEYED_MODEL = "openai/gpt-4o-mini"
+OPPONENTS = ("random", "greedy", "positional")
+BASELINES = ("minimax:depth=3", "positional", "random")
+
+
+def default_model() -> tuple[str, str]:
+    """(model, why): ``ARENA_MODEL`` if set, else a real model when ``OPENAI_API_KEY`` is set, else the offline one."""
+    if os.environ.get("ARENA_MODEL"):
+        return os.environ["ARENA_MODEL"], "from ARENA_MODEL"
+    if os.environ.get("OPENAI_API_KEY"):
+        return KEYED_MODEL, "OPENAI_API_KEY is set"
+    return OFFLINE_MODEL, "no API key set: the embedded offline model"
 
 
 def demo(
-    env: Annotated[str, typer.Option("--env", metavar="ID", help="Environment id, 0-55.")] = "0",
-    games: Annotated[int, typer.Option("--games", help="Games to play, colours alternating.")] = 20,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the match.")] = 0,
+    env: Annotated[str, typer.Option("--env", metavar="ID", help="Environment id, 0-55 (14: K = 0.8 on the standard board).")] = "14",
+    model: Annotated[str | None, typer.Option("--model", help="litellm model string or mock/<name> (default: see above).")] = None,
+    budget: Annotated[int, typer.Option("--budget", help="Adaptation games (self-play).")] = 200,
+    batch: Annotated[int, typer.Option("--batch", help="Games per strategy (one model call each).")] = 25,
+    games: Annotated[int, typer.Option("--games", help="Evaluation games per opponent, colours alternating.")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the run and the matches.")] = 0,
+    out: Annotated[Path, typer.Option("--out", help="Parent directory of the run directory.")] = Path("runs"),
 ) -> None:
-    """Play a short match, greedy (most flips) vs random, and print win/draw/lose rates.
+    """Adapt the llm-strategist to a hidden K, then compare it with baselines against the same opponents.
 
-    Rates are from the greedy policy's side, with Wilson 95% intervals, overall
-    and by colour. The winning condition K stays hidden from both policies.
+    Prints the strategist's beliefs over the budget, a table of win/draw/lose
+    rates per opponent (Wilson 95% intervals) for it and for fixed baselines,
+    and the run directory (replay it with ``arena replay``).
     """
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
+    if budget < 1:
+        raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
     environment = make_env(parse_env_id(env))
-    result = run_match(environment, greedy_factory(environment.rules), RandomPolicy, games, seed)
-    stdout_console().print(match_table(result))
+    chosen, why = (model, "from --model") if model else default_model()
+    console = stdout_console()
+    console.print(f"llm-strategist with {chosen} ({why}) adapts on env {environment.id} ({environment.name}) "
+                  f"within {budget} games; K stays hidden.", markup=False)
+    config = LlmRunConfig(agent="llm-strategist", model=chosen, env=environment.id, budget=budget, eval_games=games,
+                          opponents=OPPONENTS, seed=seed, batch=batch, search_depth=3, endgame=10,
+                          checkpoints=tuple(sorted({c for c in (batch, budget // 2, budget) if 0 < c <= budget})))
+    run_dir = _run_with_progress(config, out)
+    metrics = _read_json(run_dir / "metrics.json")
+    for line in _belief_lines(metrics):
+        console.print(line, markup=False)
+    baselines = {spec: {opponent: _match(environment, spec, opponent, games, seed) for opponent in OPPONENTS}
+                 for spec in BASELINES}
+    console.print(comparison_table(environment, f"llm-strategist ({chosen})", metrics, baselines))
+    console.print(f"true K = {metrics['true_k']} (shown only now). Run directory: {run_dir}  "
+                  f"(arena replay {run_dir}; arena rerun {run_dir})", markup=False)
 
 
-def greedy_factory(rules: Rules) -> Callable[[np.random.Generator], Agent]:
+def _run_with_progress(config: LlmRunConfig, out: Path) -> Path:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr_console(), transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done)
+
+        return run_llm(config, out=out, progress=progress)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _belief_lines(metrics: dict[str, Any]) -> list[str]:
+    lines = []
+    for entry in metrics["beliefs"]:
+        belief = entry["belief"]
+        if belief is None:
+            lines.append(f"  belief after {entry['checkpoint']:>4} games: none ({entry['error']})")
+            continue
+        verdict = "contains K" if entry["score"]["contains_k"] else "misses K"
+        lines.append(f"  belief after {entry['checkpoint']:>4} games: {belief['regime']}, K in "
+                     f"[{belief['k_low']:.3f}, {belief['k_high']:.3f}] ({verdict})")
+    return lines
+
+
+def _match(environment: Environment, spec: str, opponent: str, games: int, seed: int) -> MatchResult:
+    context = AgentContext(environment.rules)
+    return run_match(environment, lambda rng: make_agent(spec, context, rng), lambda rng: make_agent(opponent, context, rng),
+                     games, seed)
+
+
+def _cell(wins: int, draws: int, total: int) -> str:
+    from harness.stats import wilson
+
+    low, high = wilson(wins, total)
+    return f"{wins / total:.0%} [{100 * low:.0f}-{100 * high:.0f}] / {draws / total:.0%}"
+
+
+def comparison_table(environment: Environment, agent_label: str, metrics: dict[str, Any],
+                     baselines: dict[str, dict[str, MatchResult]]) -> Table:
+    """Rows: the adapted agent and the baselines; columns: opponents; cells: win % [Wilson 95%] / draw %."""
+    table = Table(title=f"env {environment.id} ({environment.name})", box=box.SIMPLE_HEAD,
+                  caption="win % [Wilson 95% interval] / draw %; the baselines do not adapt")
+    table.add_column("agent")
+    for opponent in OPPONENTS:
+        table.add_column(f"vs {opponent}", justify="right")
+    evaluation = metrics["evaluation"]
+    table.add_row(agent_label, *(_cell(evaluation[o]["win"]["count"], evaluation[o]["draw"]["count"], evaluation[o]["games"])
+                                 for o in OPPONENTS))
+    for spec, results in baselines.items():
+        cells = []
+        for opponent in OPPONENTS:
+            tally = results[opponent].overall
+            cells.append(_cell(tally.count("win"), tally.count("draw"), tally.games))
+        table.add_row(spec, *cells)
+    return table
+
+
+def greedy_factory(rules: Any):
     """A factory of the registered ``greedy`` agent (most flips, ties by its generator) on ``rules``."""
     context = AgentContext(rules)
     return lambda rng: make_agent("greedy", context, rng)
 
 
-def match_table(result: MatchResult) -> Table:
-    """A rich table of ``result.table()``: rate [Wilson 95% interval] (games) per outcome, in percent."""
-    table = Table(
-        title=f"{result.policy_a} vs {result.policy_b}, env {result.env_id} ({result.env_name}), seed {result.seed}",
-        caption=f"{result.policy_a}'s results: rate % [Wilson 95% interval] (games)",
-        box=box.SIMPLE_HEAD,
-    )
-    table.add_column("scope")
-    table.add_column("games", justify="right")
-    for outcome in OUTCOMES:
-        table.add_column(outcome, justify="right")
-    scopes = {"A black": "as black", "A white": "as white"}
-    for row in result.table():
-        cells = [
-            Text(f"{row[f'{o}_rate']:.0%} [{100 * row[f'{o}_low']:.0f}-{100 * row[f'{o}_high']:.0f}] ({row[o]})")
-            for o in OUTCOMES
-        ]
-        table.add_row(scopes.get(str(row["scope"]), str(row["scope"])), str(row["games"]), *cells)
-    return table
+__all__ = ["comparison_table", "default_model", "demo", "greedy_factory"]

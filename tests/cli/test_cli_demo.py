@@ -1,23 +1,36 @@
-"""``arena demo``: a short greedy-vs-random match with Wilson intervals."""
+"""``arena demo``: the llm-strategist on the offline reasoner, compared with baselines."""
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 
 from engine import make_env, parse_move
-from harness.cli.demo import greedy_factory
+from harness.cli.demo import OFFLINE_MODEL, default_model, greedy_factory
 from harness.observation import observe
 
 
-def test_demo_prints_the_table(invoke):
-    result = invoke("demo", "--games", "6")
+def test_demo_adapts_then_compares_with_the_baselines(invoke, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ARENA_MODEL", raising=False)
+    result = invoke("demo", "--budget", "8", "--batch", "4", "--games", "2", "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
-    for word in ("greedy", "random", "overall", "as black", "as white", "win", "draw", "lose", "Wilson"):
-        assert word in result.output
-    assert re.search(r"overall\s+6\s+\d+% \[\d+-\d+\] \(\d\)", result.output), result.output
-    assert "env 0" in result.output
+    assert "mock/reasoner" in result.output and "env 14" in result.output
+    assert "belief after    8 games" in result.output
+    for row in ("llm-strategist", "minimax:depth=3", "positional", "vs random", "vs greedy", "vs positional"):
+        assert row in result.output
+    assert "true K = 4/5" in result.output
+    run_dirs = list(tmp_path.iterdir())
+    assert len(run_dirs) == 1 and (run_dirs[0] / "metrics.json").exists()
+
+
+def test_default_model_prefers_arena_model_then_a_key(monkeypatch):
+    monkeypatch.delenv("ARENA_MODEL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert default_model()[0] == OFFLINE_MODEL
+    monkeypatch.setenv("OPENAI_API_KEY", "placeholder")
+    assert default_model()[0] == "openai/gpt-4o-mini"
+    monkeypatch.setenv("ARENA_MODEL", "mock/strategist")
+    assert default_model()[0] == "mock/strategist"
 
 
 def test_greedy_takes_the_most_flips():

@@ -2,8 +2,8 @@
 
 The paper's Table 1 (Adaptive Minimax, mean ± standard deviation over the 7
 layouts of each condition, in percent) is transcribed below; its Table 2
-(per environment) is read from ``paper_table2.json`` (by default the project's
-``../shared/reference/paper_table2.json``), and :func:`paper_consistency` checks
+(per environment) is read from ``paper_table2.json`` (by default the copy in
+``harness/data/``), and :func:`paper_consistency` checks
 that Table 2's per-condition means and standard deviations (sample, ddof = 1)
 give Table 1 back to its rounding. Our statistics are computed the same way:
 the per-environment rate of each (agent, opponent), then its mean and sample
@@ -29,11 +29,10 @@ from pydantic import BaseModel, ConfigDict
 from agents.registry import parse_spec
 from engine.environments import layouts
 from harness.bench_paper import EnvAgentResult, PaperPlan, paper_order
-from harness.provenance import REPO_ROOT
 from harness.tournament_results import PRIVILEGED_MARK, PRIVILEGED_NOTE, _markdown_table, agent_label
 
 SUMMARY_SCHEMA = 1
-DEFAULT_PAPER_TABLE2 = REPO_ROOT.parent / "shared" / "reference" / "paper_table2.json"
+DEFAULT_PAPER_TABLE2 = Path(__file__).resolve().parent / "data" / "paper_table2.json"  # a copy of the paper's Table 2
 OUTCOMES = ("win", "draw", "lose")
 PAPER_OPPONENTS = ("Random", "PosNet", "PPO-2K", "MCTS-30", "MCTS-50", "MCTS-100")
 ADAPTIVE_MINIMAX, INTERVAL = "adaptive-minimax", "interval"

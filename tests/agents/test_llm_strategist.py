@@ -20,6 +20,7 @@ from harness.mock_model import MOCK_MODELS, STRATEGY_REPLY, MockModel, make_mock
 from harness.model_client import ModelClient
 from harness.observation import observe
 from harness.transcript import TranscriptReader
+from run_checks import assert_replays_and_reruns
 
 GOOD = ('{"belief": {"regime": "minority", "k_low": 0.3, "k_high": 0.45, "confidence": 0.5}, '
         '"target_ratio": 0.4, "weights": {"corners": 20, "discs": -1}}')
@@ -154,7 +155,7 @@ def test_failed_calls_fall_back_and_frozen_act_uses_the_last_strategy():
 # ------------------------------------------------------------------ the run
 
 
-def test_200_game_run_makes_one_call_per_batch_and_checkpoint(tmp_path):
+def test_200_game_run_makes_one_call_per_batch_and_checkpoint(tmp_path, monkeypatch):
     # batches of 50; the default checkpoints within the budget, 10 and 200, add a plan after 10 and after 200 games
     config = LlmRunConfig(agent="llm-strategist", model="mock/strategist", env=21, budget=200, eval_games=2,
                           opponents=("random",), batch=50, search_depth=1, endgame=4)
@@ -178,6 +179,7 @@ def test_200_game_run_makes_one_call_per_batch_and_checkpoint(tmp_path):
     assert "plays the next 10 games" in prompts[0] and "plays the next 40 games" in prompts[1]
     assert all(line["strategy"]["target_ratio"] == 0.55 for line in lines)
     assert (run_dir / "report.md").read_text().startswith("# llm-strategist")
+    assert_replays_and_reruns(run_dir, tmp_path, monkeypatch, 202)
 
 
 def test_cli_accepts_the_strategist(tmp_path):

@@ -8,6 +8,7 @@ from engine import make_env
 from harness.llm_run import LlmRunConfig, run_llm
 from harness.model_errors import ModelConfigError
 from harness.transcript import TranscriptReader
+from run_checks import assert_replays_and_reruns
 
 
 def config(**changes):
@@ -25,7 +26,7 @@ def replay_legally(game, rules):
         assert rules.counts(state) == (game.black_discs, game.white_discs)
 
 
-def test_200_game_run_end_to_end(tmp_path):
+def test_200_game_run_end_to_end(tmp_path, monkeypatch):
     run_dir = run_llm(config(budget=200, eval_games=2, checkpoints=(10, 200)), out=tmp_path, run_id="r")
     reader = TranscriptReader(run_dir)
     games = reader.games()
@@ -45,6 +46,7 @@ def test_200_game_run_end_to_end(tmp_path):
     assert metrics["failed_attempts"] == 0 and metrics["tokens_in"] > 0
     assert (run_dir / "report.md").read_text().startswith("# llm-policy")
     assert reader.manifest().config["budget"] == 200 and reader.manifest().template_hashes
+    assert_replays_and_reruns(run_dir, tmp_path, monkeypatch, 202)
 
 
 def test_flaky_model_completes_with_failures_classified(tmp_path):

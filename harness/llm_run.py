@@ -8,6 +8,19 @@ adapts through an :class:`~harness.arena.Arena` (self-play, every game to
 opponent, colours alternating (agent black in even games). ``metrics.json`` and
 ``report.md`` are computed from the files, so a resumed run counts each game once.
 
+Concurrency: adaptation games are played one after the other (each game's prompts
+carry the memory of those before it). The frozen evaluation games depend on nothing
+but their number, so up to ``concurrency`` of them are played at once (asyncio tasks;
+the model client allows as many calls in flight). Each game draws from its own
+generators, identical requests are sent one at a time (the later ones are cache hits),
+and finished games are written in game order, each game's calls just before it, so
+the files hold what a sequential run (``concurrency=1``) writes. What may differ is
+only what depends on timing: latencies, which of two identical requests of different
+games met the model first (the other's record says cache hit), and the replies of a
+model whose answers depend on the order of calls (``mock/random-legal``, the failure
+draws of ``mock/flaky-*``). When a run stops early (a cost or token cap, an error),
+the games after the first unfinished one are not written, and a resume plays them.
+
 Resume (``resume=RUN``): the config comes from the manifest; the writer repairs an
 interrupted tail (:func:`~harness.transcript.resume_point`), the arena's ledger is
 rebuilt from the adaptation games on record, and play continues with the next game.
@@ -81,6 +94,7 @@ class LlmRunConfig(BaseModel):
     batch: int = Field(default=50, ge=1)  # llm-strategist: games per strategy (one model call each)
     search_depth: int = Field(default=3, ge=1)  # llm-strategist: Minimax depth in plies
     endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
+    concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
 
     def belief_checkpoints(self) -> tuple[int, ...]:
         if self.checkpoints is not None:
@@ -147,6 +161,7 @@ class _Run:
         self.client = client or ModelClient(
             config.model, cache=ResponseCache(run_dir / CACHE_FILE), max_cost_usd=config.max_cost_usd,
             max_tokens_total=config.max_tokens, seed=config.seed, backoff_base_s=config.backoff_base_s,
+            concurrency=config.concurrency,
         )
         self.stopped: str | None = None
 
@@ -192,7 +207,7 @@ class _Run:
             self.stopped = str(cap)
 
     def _call(self, fields: dict[str, Any]) -> None:
-        self.writer.append_call(CallEntry(call_index=self.call_index, **fields))
+        self.writer.append_call({"call_index": self.call_index, **fields})  # a dict: validated once, by the writer
         self.call_index += 1
 
     def _belief(self, checkpoint: int, belief: Belief | None, error: str | None) -> None:
@@ -218,20 +233,45 @@ class _Run:
         self._game(entry, index + 1, self.config.budget)
 
     async def _evaluate(self, agent: LlmPolicyAgent | LlmStrategistAgent) -> None:
-        config, total = self.config, self.config.eval_games * len(self.config.opponents)
+        """The evaluation games not yet on record, up to ``concurrency`` at once, written in game order."""
+        total = self.config.eval_games * len(self.config.opponents)
         grants = EvaluationGrants(self.env)
-        for number in range(self.eval_done, total):
-            spec, game_in_match = config.opponents[number // config.eval_games], number % config.eval_games
-            opponent = make_agent(spec, AgentContext(self.env.rules, grants.grant_simulator),
-                                  np.random.default_rng([config.seed, 2, number]))
-            colour = BLACK if game_in_match % 2 == 0 else WHITE
-            mine, theirs = agent.decider("eval", number), from_policy(opponent)
-            deciders = (mine, theirs) if colour == BLACK else (theirs, mine)
-            names = (agent.name, opponent.name) if colour == BLACK else (opponent.name, agent.name)
-            game, decisions = await play_verified_game_async(self.env.rules, self.env.condition, *deciders, names)
-            agent.report_calls("eval", number, decisions)
-            entry = _entry(game, "eval", number, opponent.name, COLOUR_NAMES[colour], game.failures[colour], config.seed)
-            self._game(entry, number + 1, total)
+        numbers = iter(range(self.eval_done, total))  # shared by the workers: each game is taken once, in order
+        finished: dict[int, tuple[GameEntry, list[Any]]] = {}
+        next_to_write = self.eval_done
+
+        async def worker() -> None:
+            nonlocal next_to_write
+            for number in numbers:
+                finished[number] = await self._eval_game(agent, grants, number)
+                while next_to_write in finished:  # this game and those after it that are done already
+                    entry, decisions = finished.pop(next_to_write)
+                    agent.report_calls("eval", next_to_write, decisions)
+                    self._game(entry, next_to_write + 1, total)
+                    next_to_write += 1
+
+        workers = [asyncio.ensure_future(worker()) for _ in range(min(self.config.concurrency, total - self.eval_done))]
+        try:
+            await asyncio.gather(*workers)
+        finally:  # on a failure (a cap, an error): stop the other games; what is not written is played on resume
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _eval_game(self, agent: LlmPolicyAgent | LlmStrategistAgent, grants: EvaluationGrants,
+                         number: int) -> tuple[GameEntry, list[Any]]:
+        """Evaluation game ``number``: its opponent and colour follow from the number alone."""
+        config = self.config
+        spec, game_in_match = config.opponents[number // config.eval_games], number % config.eval_games
+        opponent = make_agent(spec, AgentContext(self.env.rules, grants.grant_simulator),
+                              np.random.default_rng([config.seed, 2, number]))
+        colour = BLACK if game_in_match % 2 == 0 else WHITE
+        mine, theirs = agent.decider("eval", number), from_policy(opponent)
+        deciders = (mine, theirs) if colour == BLACK else (theirs, mine)
+        names = (agent.name, opponent.name) if colour == BLACK else (opponent.name, agent.name)
+        game, decisions = await play_verified_game_async(self.env.rules, self.env.condition, *deciders, names)
+        entry = _entry(game, "eval", number, opponent.name, COLOUR_NAMES[colour], game.failures[colour], config.seed)
+        return entry, decisions
 
 
 def _entry(game: Any, phase: str, index: int, opponent: str, agent_colour: str, failures: FailureCounts, seed: int) -> GameEntry:

@@ -14,14 +14,25 @@ Token budget: :func:`estimate_tokens` is the cheap estimate ``ceil(len(text) / 4
 (about four characters per token for English and digits; no tokenizer needed, the
 same on every machine). :func:`fit_memory` uses it to shrink the table of recent
 games until the rendered memory fits; the summary by rho bin is always kept.
+
+Speed (a model agent renders a prompt for every move): compiled templates are
+cached by jinja (re-read only when a file changes), template hashes are cached
+while the files' modification times and sizes stay the same, an
+:class:`EpisodeMemory` keeps its rho-bin counts up to date as games are added,
+and :meth:`PromptRenderer.render_reusing` renders a template with an included
+template's text given ready-made, e.g. the episode memory, which changes only
+when a game ends (:func:`memory_block` fits and renders it once). The text is
+byte-for-byte what :meth:`PromptRenderer.render` gives, so cache keys do not change.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -36,7 +47,6 @@ from engine.rules import Rules
 from engine.state import BLACK, COLOUR_NAMES, State
 from harness.game import GameRecord
 from harness.observation import Observation
-from harness.render import BLACK_DISC, EMPTY, OBSTACLE, WHITE_DISC, cell_contents
 
 DEFAULT_PROMPTS_DIR = Path(harness.__file__).resolve().parents[1] / "prompts"
 TEMPLATE_SUFFIX = ".j2"
@@ -48,6 +58,8 @@ DEFAULT_MAX_RECENT = 20
 
 # Symbols of the board a model sees: from the mover's point of view, not black/white.
 SYMBOLS = {"own": "X", "opp": "O", "obstacle": "#", "empty": "."}
+# The context variable through which render_reusing hands ready-made parts to the stand-in templates.
+PARTS_VARIABLE = "__prompt_parts__"
 
 
 class PromptError(ValueError):
@@ -79,6 +91,8 @@ class PromptRenderer:
             keep_trailing_newline=False,
         )
         self._references: dict[str, tuple[str, ...]] = {}  # source sha -> templates it includes
+        self._hashes: dict[str, tuple[tuple[tuple[str, int, int], ...], str]] = {}  # name -> (file stamps, hash)
+        self._reusing_envs: dict[frozenset[str], jinja2.Environment] = {}
 
     def names(self) -> list[str]:
         """All template names in the directory, sorted."""
@@ -87,20 +101,68 @@ class PromptRenderer:
     def render(self, name: str, **context: Any) -> RenderedPrompt:
         """Render template ``name`` (``move`` or ``move.j2``); PromptError on a missing template or variable."""
         name = _template_name(name)
+        text = self._render(self.env, name, context)
+        return RenderedPrompt(text=text.strip() + "\n", template=name, template_hash=self.template_hash(name))
+
+    def render_part(self, name: str, **context: Any) -> str:
+        """The raw output of template ``name`` (not stripped): what ``{% include name %}`` inserts with this context."""
+        return self._render(self.env, _template_name(name), context)
+
+    def render_reusing(self, name: str, parts: Mapping[str, str], **context: Any) -> RenderedPrompt:
+        """:meth:`render`, with the included templates named in ``parts`` not rendered but replaced by the given text.
+
+        ``parts`` maps an included template (``memory`` or ``memory.j2``) to its
+        :meth:`render_part` output for this same context; the result is then the
+        same text as :meth:`render` gives, at the cost of the outer template only.
+        The hash is that of the real templates.
+        """
+        name = _template_name(name)
+        given = {_template_name(part): text for part, text in parts.items()}
+        env = self._reusing_env(frozenset(given))
+        text = self._render(env, name, {**context, PARTS_VARIABLE: given})
+        return RenderedPrompt(text=text.strip() + "\n", template=name, template_hash=self.template_hash(name))
+
+    def _render(self, env: jinja2.Environment, name: str, context: Mapping[str, Any]) -> str:
         try:
-            text = self.env.get_template(name).render(**context)
+            return env.get_template(name).render(**context)
         except jinja2.TemplateNotFound as error:
             raise PromptError(f"no template {error.name!r} in {self.prompts_dir}; have: {', '.join(self.names())}") from error
         except jinja2.UndefinedError as error:
             raise PromptError(f"template {name!r}: {error.message} (pass it in the render context)") from error
-        return RenderedPrompt(text=text.strip() + "\n", template=name, template_hash=self.template_hash(name))
+
+    def _reusing_env(self, names: frozenset[str]) -> jinja2.Environment:
+        """An environment like ``self.env`` whose templates ``names`` print their given text instead."""
+        env = self._reusing_envs.get(names)
+        if env is None:
+            env = self.env.overlay(loader=_StandInLoader(self.env.loader, names))  # type: ignore[arg-type]
+            self._reusing_envs[names] = env
+        return env
 
     def template_hash(self, name: str) -> str:
         """sha256 (first 16 hex chars) of the template's source and the sources of all it includes."""
+        name = _template_name(name)
+        cached = self._hashes.get(name)
+        if cached is not None and cached[0] == self._stamps(dep for dep, _, _ in cached[0]):
+            return cached[1]
+        closure = self._closure(name)
+        stamps = self._stamps(closure)  # before reading: an edit while hashing shows as a changed stamp next time
         digest = hashlib.sha256()
-        for dependency in self._closure(_template_name(name)):
+        for dependency in closure:
             digest.update(dependency.encode() + b"\0" + self._source(dependency).encode() + b"\0")
-        return digest.hexdigest()[:HASH_CHARS]
+        value = digest.hexdigest()[:HASH_CHARS]
+        self._hashes[name] = (stamps, value)
+        return value
+
+    def _stamps(self, names: Iterable[str]) -> tuple[tuple[str, int, int], ...]:
+        """(name, mtime in ns, size) of each template file; (name, -1, -1) when it cannot be read."""
+        stamps = []
+        for name in names:
+            try:
+                stat = os.stat(self.prompts_dir / name)
+                stamps.append((name, stat.st_mtime_ns, stat.st_size))
+            except OSError:
+                stamps.append((name, -1, -1))
+        return tuple(stamps)
 
     def template_hashes(self) -> dict[str, str]:
         """Hash of every template in the directory (for the run manifest)."""
@@ -138,6 +200,25 @@ def _template_name(name: str) -> str:
     return name if name.endswith(TEMPLATE_SUFFIX) else name + TEMPLATE_SUFFIX
 
 
+class _StandInLoader(jinja2.BaseLoader):
+    """The real templates, except that each of ``names`` is a stand-in printing its text from the render context.
+
+    An include inserts the included template's output as it is, so a stand-in that
+    prints :meth:`PromptRenderer.render_part`'s output gives the same text.
+    """
+
+    def __init__(self, base: jinja2.BaseLoader, names: frozenset[str]) -> None:
+        self.base, self.names = base, names
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str | None, Callable[[], bool] | None]:
+        if template in self.names:
+            return "{{ " + PARTS_VARIABLE + "[" + repr(template) + "] }}", None, lambda: True
+        return self.base.get_source(environment, template)
+
+    def list_templates(self) -> list[str]:
+        return self.base.list_templates()
+
+
 def estimate_tokens(text: str) -> int:
     """Cheap token estimate: ceil(len(text) / 4)."""
     return math.ceil(len(text) / 4)
@@ -173,7 +254,14 @@ class GameSummary:
 
     @property
     def rho_value(self) -> float:
-        return float(self.rho)
+        """``float(rho)``: the correctly rounded quotient (as ``float(Fraction)`` gives), without a Fraction."""
+        total = self.own + self.opp
+        return self.own / total if total else 0.0
+
+    def rho_slot(self, bins: int) -> int:
+        """The rho bin of this game among ``bins`` equal bins over [0, 1] (rho = 1 in the last), in integers."""
+        total = self.own + self.opp
+        return min(self.own * bins // total, bins - 1) if total else 0
 
     @property
     def colour_name(self) -> str:
@@ -204,16 +292,26 @@ class RhoBin:
 
 @dataclass(frozen=True)
 class EpisodeMemory:
-    """What the agent has seen so far: every finished game's summary, in play order. Immutable."""
+    """What the agent has seen so far: every finished game's summary, in play order. Immutable.
+
+    The rho bins are computed once per memory and carried forward by :meth:`add`
+    (one game updates one bin), so a long memory costs no more per move than a short one.
+    """
 
     games: tuple[GameSummary, ...] = ()
+    _bins: dict[int, tuple[RhoBin, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "games", tuple(self.games))
 
     def add(self, summary: GameSummary) -> EpisodeMemory:
         """A new memory with ``summary`` appended."""
-        return EpisodeMemory(self.games + (summary,))
+        longer = EpisodeMemory(self.games + (summary,))
+        for bins, old in self._bins.items():
+            slot = summary.rho_slot(bins)
+            counted = replace(old[slot], **{_OUTCOME_FIELD[summary.reward]: getattr(old[slot], _OUTCOME_FIELD[summary.reward]) + 1})
+            longer._bins[bins] = old[:slot] + (counted,) + old[slot + 1:]
+        return longer
 
     def recent(self, n: int) -> tuple[GameSummary, ...]:
         """The last ``n`` games, oldest first."""
@@ -225,16 +323,18 @@ class EpisodeMemory:
         """Win/draw/loss counts in ``bins`` equal rho bins over [0, 1]; they add up to len(games)."""
         if bins < 1:
             raise ValueError(f"bins={bins}: give at least 1")
-        counts = [[0, 0, 0] for _ in range(bins)]
-        for game in self.games:
-            slot = min(math.floor(game.rho * bins), bins - 1)
-            counts[slot][1 - game.reward] += 1  # reward +1 -> wins, 0 -> draws, -1 -> losses
-        return tuple(RhoBin(i / bins, (i + 1) / bins, *c) for i, c in enumerate(counts))
+        cached = self._bins.get(bins)
+        if cached is None:
+            counts = [[0, 0, 0] for _ in range(bins)]
+            for game in self.games:
+                counts[game.rho_slot(bins)][1 - game.reward] += 1  # reward +1 -> wins, 0 -> draws, -1 -> losses
+            cached = self._bins[bins] = tuple(RhoBin(i / bins, (i + 1) / bins, *c) for i, c in enumerate(counts))
+        return cached
 
     def totals(self) -> tuple[int, int, int]:
         """(wins, draws, losses) over all games."""
-        rewards = [g.reward for g in self.games]
-        return (rewards.count(1), rewards.count(0), rewards.count(-1))
+        (everything,) = self.rho_bins(1)
+        return (everything.wins, everything.draws, everything.losses)
 
     def view(self, recent: int = DEFAULT_MAX_RECENT, bins: int = DEFAULT_BINS) -> MemoryView:
         """What ``memory.j2`` shows: the summary and the last ``recent`` games."""
@@ -244,6 +344,9 @@ class EpisodeMemory:
             games=len(self.games), wins=wins, draws=draws, losses=losses,
             bins=self.rho_bins(bins), recent=shown, omitted=len(self.games) - len(shown),
         )
+
+
+_OUTCOME_FIELD = {1: "wins", 0: "draws", -1: "losses"}
 
 
 @dataclass(frozen=True)
@@ -268,16 +371,40 @@ def fit_memory(
     The summary is always kept: if even the view with no recent games exceeds
     the budget, that view is returned (the caller sees it via estimate_tokens).
     """
+    return memory_block(memory, max_tokens, renderer, max_recent, bins).view
+
+
+@dataclass(frozen=True)
+class MemoryBlock:
+    """A fitted memory view and its rendered ``memory.j2`` (raw: what an include of it inserts)."""
+
+    view: MemoryView
+    text: str
+
+
+def memory_block(
+    memory: EpisodeMemory, max_tokens: int, renderer: PromptRenderer | None = None,
+    max_recent: int = DEFAULT_MAX_RECENT, bins: int = DEFAULT_BINS,
+) -> MemoryBlock:
+    """:func:`fit_memory`'s view with its rendered text, for :meth:`PromptRenderer.render_reusing`.
+
+    The memory changes only when a game ends: an agent renders the block once per
+    game and reuses it for every move of the game.
+    """
     renderer = renderer or PromptRenderer()
     low, high = 0, min(max_recent, len(memory.games))
-    best = memory.view(0, bins)
+    best: MemoryBlock | None = None
     while low <= high:  # rendered size grows with the number of rows: binary search
         middle = (low + high) // 2
         view = memory.view(middle, bins)
-        if estimate_tokens(renderer.render("memory", memory=view).text) <= max_tokens:
-            best, low = view, middle + 1
+        text = renderer.render_part("memory", memory=view)
+        if estimate_tokens(text.strip() + "\n") <= max_tokens:
+            best, low = MemoryBlock(view, text), middle + 1
         else:
             high = middle - 1
+    if best is None:  # not even the summary fits: it is kept all the same
+        view = memory.view(0, bins)
+        best = MemoryBlock(view, renderer.render_part("memory", memory=view))
     return best
 
 
@@ -286,23 +413,36 @@ def fit_memory(
 
 def board_text(rules: Rules, state: State, colour: int) -> str:
     """The board from ``colour``'s side: X own, O opponent, # obstacle, . empty; letters on top, numbers left."""
-    own_disc = BLACK_DISC if colour == BLACK else WHITE_DISC
-    symbol = {own_disc: SYMBOLS["own"], OBSTACLE: SYMBOLS["obstacle"], EMPTY: SYMBOLS["empty"]}
-    layout = rules.layout
-    width = len(str(layout.rows))
-    lines = [" " * (width + 1) + " ".join(COLUMN_LETTERS[: layout.cols])]
-    for r, row in enumerate(cell_contents(layout, state)):
-        cells = (symbol.get(cell, SYMBOLS["opp"]) for cell in row)
-        lines.append(f"{r + 1:>{width}} " + " ".join(cells))
+    header, prefixes, obstacles = _board_frame(rules.layout)
+    own, opp = state.discs(colour), state.discs(1 - colour)
+    symbols = (SYMBOLS["empty"], SYMBOLS["own"], SYMBOLS["opp"], SYMBOLS["own"],
+               SYMBOLS["obstacle"], SYMBOLS["obstacle"], SYMBOLS["obstacle"], SYMBOLS["obstacle"])
+    cols = rules.layout.cols
+    lines = [header]
+    for r, prefix in enumerate(prefixes):
+        first = r * cols
+        cells = [symbols[(own >> i & 1) | (opp >> i & 1) << 1 | (obstacles >> i & 1) << 2] for i in range(first, first + cols)]
+        lines.append(prefix + " ".join(cells))
     return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=64)
+def _board_frame(layout: Layout) -> tuple[str, tuple[str, ...], int]:
+    """The header line (column letters), each row's label and the obstacle bitmask of a layout."""
+    width = len(str(layout.rows))
+    header = " " * (width + 1) + " ".join(COLUMN_LETTERS[: layout.cols])
+    return header, tuple(f"{r + 1:>{width}} " for r in range(layout.rows)), layout.mask(layout.obstacles)
 
 
 def legal_moves_text(rules: Rules, state: State) -> str:
     """The mover's legal moves in notation, comma-separated (``pass``; ``none`` once the game is over)."""
-    moves = rules.legal_moves(state)
+    return _moves_text(rules.legal_moves(state), rules.layout)
+
+
+def _moves_text(moves: Sequence[int], layout: Layout) -> str:
     if not moves:
         return "none (the game is over)"
-    return ", ".join(format_move(m, rules.layout) for m in moves)
+    return ", ".join(format_move(m, layout) for m in moves)
 
 
 def system_context(rules: Rules, hint_level: str, budget: int) -> dict[str, Any]:
@@ -324,13 +464,14 @@ def move_context(
     """Context of ``move.j2`` for one observation; ``show_legal=False`` hides the legal moves."""
     if answer_format not in ANSWER_FORMATS:
         raise PromptError(f"answer format {answer_format!r}: choose one of {', '.join(ANSWER_FORMATS)}")
-    own, opp = int((obs.grid == 1).sum()), int((obs.grid == -1).sum())
+    state, layout = obs.state, obs.rules.layout
+    own, opp = state.discs(obs.colour).bit_count(), state.discs(1 - obs.colour).bit_count()
     return {
         "memory": memory, "games_played": games_played, "budget_remaining": budget - games_played,
         "colour": COLOUR_NAMES[obs.colour], "opponent_colour": COLOUR_NAMES[1 - obs.colour], "symbols": SYMBOLS,
-        "board": board_text(obs.rules, obs.state, obs.colour),
-        "own": own, "opp": opp, "empty": int((obs.grid == 0).sum()),
-        "legal_moves": legal_moves_text(obs.rules, obs.state) if show_legal else None,
+        "board": board_text(obs.rules, state, obs.colour),
+        "own": own, "opp": opp, "empty": layout.playable_mask.bit_count() - own - opp,
+        "legal_moves": _moves_text(obs.legal_moves, layout) if show_legal else None,  # the observation's: not computed again
         "answer_format": answer_format, "feedback": feedback,
     }
 
@@ -348,7 +489,7 @@ def summaries(records: Iterable[tuple[GameRecord, int]], layout: Layout, start: 
 
 
 __all__: Sequence[str] = (
-    "ANSWER_FORMATS", "DEFAULT_PROMPTS_DIR", "HINT_LEVELS", "SYMBOLS", "EpisodeMemory", "GameSummary", "MemoryView",
-    "PromptError", "PromptRenderer", "RenderedPrompt", "RhoBin", "belief_context", "board_text", "estimate_tokens",
-    "fit_memory", "legal_moves_text", "move_context", "summaries", "system_context",
+    "ANSWER_FORMATS", "DEFAULT_PROMPTS_DIR", "HINT_LEVELS", "SYMBOLS", "EpisodeMemory", "GameSummary", "MemoryBlock",
+    "MemoryView", "PromptError", "PromptRenderer", "RenderedPrompt", "RhoBin", "belief_context", "board_text",
+    "estimate_tokens", "fit_memory", "legal_moves_text", "memory_block", "move_context", "summaries", "system_context",
 )

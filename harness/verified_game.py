@@ -30,7 +30,7 @@ from engine.rules import Rules
 from engine.state import BLACK, COLOUR_NAMES, PASS, WHITE, State
 from harness.game import GameRecord, IllegalProposalError, Step, _rho
 from harness.moves import FailureCounts, FailureKind, MoveDecision
-from harness.observation import Observation, observe
+from harness.observation import Observation
 from harness.policy import Policy, policy_name
 
 Decide = Callable[[Observation], "Awaitable[MoveDecision] | MoveDecision"]
@@ -105,7 +105,7 @@ async def play_verified_game_async(
         if legal == [PASS]:
             move = PASS
         else:
-            obs = observe(rules, state)
+            obs = _observe(rules, state, legal)
             decision = await _decision(deciders[state.to_move], obs)
             decisions.append(PlyDecision(len(moves), state.to_move, decision))
             if decision.forfeited:
@@ -129,6 +129,13 @@ def play_verified_game(
 ) -> tuple[VerifiedGame, list[PlyDecision]]:
     """:func:`play_verified_game_async` run to completion with ``asyncio.run`` (not inside a running loop)."""
     return asyncio.run(play_verified_game_async(rules, condition, decide_black, decide_white, names))
+
+
+def _observe(rules: Rules, state: State, legal: list[int]) -> Observation:
+    """:func:`~harness.observation.observe` with the legal moves already computed (not computed again)."""
+    grid = rules.grid(state, state.to_move)
+    grid.flags.writeable = False
+    return Observation(grid, tuple(legal), state.to_move, state.placed_black + state.placed_white, state, rules)
 
 
 async def _decision(decide: Decide, obs: Observation) -> MoveDecision:

@@ -1,7 +1,8 @@
-"""``arena bench ...``: speed measurements (``bench engine``, ``bench agents``)."""
+"""``arena bench ...``: speed measurements (``bench engine``, ``bench agents``, ``bench harness``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -13,6 +14,11 @@ from rich.text import Text
 from engine import make_env
 from harness.bench_agents import BENCH_ENV, AgentBenchRow, bench_agents
 from harness.bench_engine import REFERENCE_UNAVAILABLE, EngineBenchRow, bench_engine
+from harness.bench_harness import BENCH_ENV as HARNESS_ENV
+from harness.bench_harness import (
+    BENCH_MODEL, IN_FLIGHT_TARGET, OPPONENT, OVERHEAD_TARGET_S, ConcurrencyResult, OverheadResult, bench_concurrency,
+    bench_overhead,
+)
 from harness.cli.console import stderr_console, stdout_console
 from harness.cli.options import parse_env_range
 
@@ -128,3 +134,88 @@ def agents_table(rows: list[AgentBenchRow], board: str) -> Table:
         mark = Text("pass ✓", style="green") if row.passed else Text("FAIL ✗", style="bold red")
         table.add_row(name, str(len(row.samples)), show(row.mean), show(row.p95), show(row.max), target, mark)
     return table
+
+
+def harness(
+    games: Annotated[int, typer.Option("--games", help="Self-play games timed for the overhead per move.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the runs.")] = 0,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="Model calls in flight and evaluation games played at once.")
+    ] = 32,
+    latency: Annotated[float, typer.Option("--latency", help="Seconds the mock model takes per call (concurrency part).")] = 0.05,
+    concurrent_games: Annotated[
+        int | None, typer.Option("--concurrent-games", help="Evaluation games of the concurrency part (default: 2 x --concurrency).")
+    ] = None,
+) -> None:
+    """Time the LLM-agent harness against the issue's targets: under 2 ms per move, at least 32 calls in flight.
+
+    Overhead: --games self-play games of llm-policy with mock/first-legal (answers at
+    once) through the path of 'arena run' (prompts, model client with its response
+    cache, parse, verification, transcript); run wall time over model moves, after a
+    warm-up run. Concurrency: evaluation games against random with the mock answering
+    after --latency seconds; the peak number of calls in flight is counted at the model.
+    """
+    if games < 1:
+        raise typer.BadParameter(f"--games must be 1 or more, got {games}")
+    if seed < 0:
+        raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
+    if concurrency < 1:
+        raise typer.BadParameter(f"--concurrency must be 1 or more, got {concurrency}")
+    if not latency >= 0:
+        raise typer.BadParameter(f"--latency must be 0 or more seconds, got {latency}")
+    concurrent_games = 2 * concurrency if concurrent_games is None else concurrent_games
+    if concurrent_games < 1:
+        raise typer.BadParameter(f"--concurrent-games must be 1 or more, got {concurrent_games}")
+    with Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=stderr_console(), transient=True,
+    ) as progress:
+        tasks: dict[str, int] = {}
+
+        def advance(label: str) -> Callable[[str, int, int], None]:
+            def update(phase: str, done: int, total: int) -> None:
+                if label not in tasks:
+                    tasks[label] = progress.add_task(label, total=total)
+                progress.update(tasks[label], completed=done)
+
+            return update
+
+        overhead = bench_overhead(games, seed, progress=advance("overhead: self-play games"))
+        concurrent = bench_concurrency(concurrent_games, concurrency, latency, seed, progress=advance("concurrency: eval games"))
+    stdout_console().print(harness_table(overhead, concurrent))
+
+
+def harness_table(overhead: OverheadResult, concurrent: ConcurrencyResult) -> Table:
+    """The overhead per move and the calls in flight, each with its target and a pass/fail mark."""
+    env = make_env(HARNESS_ENV)
+    table = Table(
+        title=f"LLM-agent harness speed on env {env.id} ({env.layout.name}), llm-policy with mock models",
+        caption="overhead: run wall time / model moves after a warm-up run, the mock's own work counted as harness "
+                "time; in flight: counted at the model (the client's counter in brackets), ideal = min(concurrency, "
+                "games) / latency",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("measurement", min_width=15)
+    for header in ("n", "figures", "target"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("result", min_width=6)
+    name = Text("harness overhead")
+    name.append(f"\nself-play, {BENCH_MODEL} (instant), {overhead.games} games", style="dim")
+    table.add_row(name, f"{overhead.moves:,} moves",
+                  f"{1000 * overhead.seconds_per_move:.2f} ms/move\n{overhead.moves_per_second:,.0f} moves/s",
+                  f"< {1000 * OVERHEAD_TARGET_S:g} ms/move", _mark(overhead.passed))
+    name = Text("model calls in flight")
+    name.append(f"\n{concurrent.games} eval games vs {OPPONENT}, latency {1000 * concurrent.latency_s:g} ms, "
+                f"--concurrency {concurrent.concurrency}", style="dim")
+    ideal = f"ideal {concurrent.ideal_calls_per_second:,.0f}" if concurrent.latency_s > 0 else "no latency"
+    table.add_row(name, f"{concurrent.calls:,} calls",
+                  f"peak {concurrent.peak_in_flight} ({concurrent.client_peak_in_flight})\n"
+                  f"{concurrent.calls_per_second:,.0f} calls/s ({ideal})",
+                  f">= {IN_FLIGHT_TARGET} in flight", _mark(concurrent.passed, concurrent.measurable))
+    return table
+
+
+def _mark(passed: bool | None, why_not: str = "") -> Text:
+    if passed is None:
+        return Text(f"n/a: {why_not}", style="yellow")
+    return Text("pass ✓", style="green") if passed else Text("FAIL ✗", style="bold red")

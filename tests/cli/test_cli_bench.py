@@ -47,3 +47,12 @@ def test_row_figures():
     assert row.games_per_second == 200 and row.mean_plies == 60
     assert row.reference_games_per_second == 10 and row.ratio == 20
     assert EngineBenchRow(0, "x", "8x8", 1, 1.0, 60).ratio is None
+
+
+def test_bench_harness_prints_overhead_and_calls_in_flight(invoke):
+    result = invoke("bench", "harness", "--games", "1", "--concurrency", "3", "--concurrent-games", "2", "--latency", "0.05")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"harness overhead\s.*\d+ moves\s.*[\d.]+ ms/move\s.*< 2 ms/move\s.*(pass|FAIL)", result.output)
+    assert re.search(r"model calls in flight\s.*peak 2 \(2\)\s.*>= 32 in flight\s.*n/a", result.output)  # 2 games at once
+    bad = invoke("bench", "harness", "--concurrency", "0")
+    assert bad.exit_code == 2 and "--concurrency must be 1 or more" in bad.output

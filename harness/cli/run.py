@@ -30,6 +30,7 @@ def run(
     batch: int = typer.Option(50, "--batch", help="llm-strategist: games per strategy (one model call each)."),
     search_depth: int = typer.Option(3, "--search-depth", help="llm-strategist: Minimax depth in plies."),
     endgame: int = typer.Option(10, "--endgame", help="llm-strategist: solve exactly at this many empty cells or fewer."),
+    concurrency: int = typer.Option(32, "--concurrency", help="Model calls in flight at once (evaluation games run concurrently)."),
     checkpoints: str = typer.Option(None, "--checkpoints", metavar="N,N,...",
                                     help="Games after which the agent states its belief (default 10,50,200,2000 within the budget)."),
 ) -> None:
@@ -44,7 +45,7 @@ def run(
                 opponents=tuple(s.strip() for s in opponents.split(";" if ";" in opponents else ",") if s.strip()),
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
-                endgame=endgame, checkpoints=_checkpoints(checkpoints),
+                endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency,
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None

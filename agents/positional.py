@@ -210,7 +210,11 @@ class PositionalAgent(Agent):
 
     def __init__(self, context: AgentContext, rng: np.random.Generator) -> None:
         super().__init__(context, rng)
-        self.table = positional_table(context.rules.layout)
+        self.table = self.table_for(context.rules.layout)
+
+    def table_for(self, layout: Layout) -> np.ndarray:
+        """The cell values to play by (subclasses with another table override this)."""
+        return positional_table(layout)
 
     def act(self, observation: Observation) -> int:
         """The placement with the best resulting WPC (PASS when forced)."""

@@ -17,7 +17,7 @@ import typer
 
 from agents.registry import AgentSpecError
 from engine import ConditionError, IllegalMoveError, LayoutError, NotationError, UnknownEnvironmentError
-from harness.cli import agents, bench, demo, envs, perft, run, show, tournament
+from harness.cli import agents, bench, bench_paper, demo, envs, perft, run, show, tournament, train
 from harness.cli import replay as replay_cli
 from harness.cli.console import print_error
 from harness.llm_run import RunConfigError
@@ -83,6 +83,11 @@ _register(app, "compare", replay_cli.compare)
 app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)
 _register(bench_app, "agents", bench.agents)
+_register(bench_app, "harness", bench.harness)
+_register(bench_app, "paper", bench_paper.paper)
+train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)
+app.add_typer(train_app, name="train")
+_register(train_app, "posnet", train.posnet)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,11 @@ from agents.base import Agent, AgentContext
 FAMILY_MODULES = (
     "agents.simple",
     "agents.positional",
+    "agents.posnet",
     "agents.minimax",
     "agents.mcts",
+    "agents.adaptive_minimax",
+    "agents.interval",
 )
 
 

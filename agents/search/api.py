@@ -11,6 +11,15 @@ finished game is worth ``utility * scale`` with
 utility above 0 beats every heuristic value and any below 0 loses to all of
 them. :func:`solve_position` values are plain utilities.
 
+Weights are static (a dict or a vector in the order of ``FEATURES``) or a
+count-indexed table ``[own, opp, feature]`` from the root mover's view
+(:func:`agents.search.features.weight_table`). With ``evaluate_finished=True``
+finished games are scored by the evaluation like any other leaf, with no
+utility (scale 1): for agents that do not know the outcome rule.
+
+A :class:`Searcher` fixes the rules, tables, weights and utility once and then
+searches many positions; :func:`search_position` builds one per call.
+
 Each layout gets cached :class:`SearchTables` (features, Zobrist keys, a
 transposition table, move buffers) that the module-level functions share; an
 agent should own its tables (pass ``tables=``). Tables are not thread-safe.
@@ -19,13 +28,14 @@ agent should own its tables (pass ``tables=``). Tables are not thread-safe.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from agents.search import endgame, negamax
-from agents.search.features import layout_features, weights_array
+from agents.search.features import build_layout_features, layout_features, weight_table
 from agents.search.ttable import DEFAULT_BITS, TranspositionTable, zobrist_keys
 from engine.layout import Layout
 from engine.rules import Rules
@@ -33,11 +43,15 @@ from engine.state import PASS, State
 
 
 class SearchTables:
-    """Per-layout search state: feature data, Zobrist keys, a transposition table, move buffers."""
+    """Per-layout search state: feature data, Zobrist keys, a transposition table, move buffers.
 
-    def __init__(self, layout: Layout, tt_bits: int = DEFAULT_BITS) -> None:
+    ``positional``: the flat table of cell values of the ``positional`` feature
+    (and of move ordering); default ``agents.positional.positional_table``.
+    """
+
+    def __init__(self, layout: Layout, tt_bits: int = DEFAULT_BITS, positional: np.ndarray | None = None) -> None:
         self.layout = layout
-        self.features = layout_features(layout)
+        self.features = layout_features(layout) if positional is None else build_layout_features(layout, positional)
         self.zobrist = zobrist_keys(layout.cells)
         self.tt = TranspositionTable(tt_bits)
         plies = 2 * layout.cells + 2  # a game's placements and passes, with room to spare
@@ -46,9 +60,12 @@ class SearchTables:
         self.order = np.ascontiguousarray(self.features.table, dtype=np.float64)
         self.stats = np.zeros(3, dtype=np.int64)
 
-    def root_moves(self, rules: Rules, state: State) -> np.ndarray:
-        """The legal moves (``[PASS]`` when forced), best positional value first; ValueError at the end."""
-        legal = rules.legal_moves(state)
+    def root_moves(self, rules: Rules, state: State, legal: Sequence[int] | None = None) -> np.ndarray:
+        """The legal moves (``[PASS]`` when forced), best positional value first; ValueError at the end.
+
+        ``legal``: the legal moves of ``state`` when the caller has them already (an observation's).
+        """
+        legal = rules.legal_moves(state) if legal is None else legal
         if not legal:
             raise ValueError("no legal moves: the game is over")
         return np.array(sorted(legal, key=lambda move: -self.order[move] if move != PASS else 0.0), dtype=np.int64)
@@ -96,10 +113,17 @@ def _utility(rules: Rules, utility_table: np.ndarray | None) -> np.ndarray:
 
 
 def terminal_scale(weights: np.ndarray, utility: np.ndarray) -> float:
-    """Factor that puts every non-zero utility beyond the reach of the heuristic (module docstring)."""
+    """Factor that puts every non-zero utility beyond the reach of the heuristic (module docstring).
+
+    ``weights``: a vector, or a weight table (its largest ``sum(|weights|)`` counts).
+    """
     magnitudes = np.abs(utility[utility != 0.0])
     smallest = float(magnitudes.min()) if magnitudes.size else 1.0
-    return (1.0 + float(np.abs(weights).sum())) / smallest
+    bound = float(np.abs(weights).sum(axis=-1).max()) if weights.ndim > 1 else float(np.abs(weights).sum())
+    return (1.0 + bound) / smallest
+
+
+_NO_UTILITY = np.zeros((0, 0), dtype=np.float64)  # the kernels' "score finished games by the evaluation"
 
 
 def _tables(rules: Rules, tables: SearchTables | None) -> SearchTables:
@@ -124,30 +148,76 @@ def _search_context(rules, tables, weights, term, use_tt, deadline) -> tuple:
     )
 
 
+def _check_depth(depth: int) -> None:
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth={depth!r}: give a whole number >= 1")
+
+
+class Searcher:
+    """Alpha-beta search with the rules, tables, weights and finished-game scoring fixed once.
+
+    ``weights``: static weights or a count-indexed table (module docstring);
+    ``utility_table``: the root mover's utility of finished games (default: disc
+    difference), or ``evaluate_finished=True`` to score them by the evaluation.
+    """
+
+    def __init__(
+        self, rules: Rules, weights=None, utility_table: np.ndarray | None = None, *, use_tt: bool = True,
+        tables: SearchTables | None = None, evaluate_finished: bool = False,
+    ) -> None:
+        if evaluate_finished and utility_table is not None:
+            raise ValueError("give a utility_table or evaluate_finished=True, not both")
+        self.rules = rules
+        self.tables = _tables(rules, tables)
+        self.weights = weight_table(weights, rules.layout.cells)
+        if evaluate_finished:
+            self.scale, term = 1.0, _NO_UTILITY
+        else:
+            utility = _utility(rules, utility_table)
+            self.scale = terminal_scale(self.weights, utility)
+            term = utility * self.scale
+        self.use_tt = use_tt
+        self._context = _search_context(rules, self.tables, self.weights, term, use_tt, 0.0)
+
+    def search(self, state: State, depth: int, time_limit: float = 0.0,
+               legal: Sequence[int] | None = None) -> SearchResult:
+        """Iterative-deepening alpha-beta to ``depth`` plies (``time_limit`` seconds, 0 = none).
+
+        ``legal``: the legal moves of ``state`` if the caller has them (saves computing them again).
+        """
+        _check_depth(depth)
+        if time_limit < 0:
+            raise ValueError(f"time_limit={time_limit!r}: give seconds >= 0 (0 = no limit)")
+        tables = self.tables
+        root_moves = tables.root_moves(self.rules, state, legal)
+        values = np.full(len(root_moves), -np.inf)
+        if self.use_tt:
+            tables.tt.clear()
+        tables.stats[:] = 0
+        cx = self._context
+        if time_limit > 0:
+            cx = cx[:-1] + (time.perf_counter() + time_limit,)
+        completed, value = negamax.iterative_deepening(*_position(self.rules, state), depth, cx, root_moves, values)
+        return SearchResult(
+            int(root_moves[0]), float(value), int(tables.stats[negamax.NODES]), int(completed),
+            tuple(root_moves.tolist()), tuple(values.tolist()), self.scale,
+        )
+
+    def minimax_value(self, state: State, depth: int) -> float:
+        """Plain minimax value at ``depth`` (no pruning, no table), in :meth:`search`'s units."""
+        return float(negamax.minimax_value(*_position(self.rules, state), depth, self._context))
+
+
 def search_position(
     rules: Rules, state: State, depth: int, weights=None, utility_table: np.ndarray | None = None,
     time_limit: float = 0.0, *, use_tt: bool = True, tables: SearchTables | None = None,
+    evaluate_finished: bool = False,
 ) -> SearchResult:
     """Iterative-deepening alpha-beta to ``depth`` plies (``time_limit`` seconds, 0 = none)."""
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-        raise ValueError(f"depth={depth!r}: give a whole number >= 1")
-    if time_limit < 0:
-        raise ValueError(f"time_limit={time_limit!r}: give seconds >= 0 (0 = no limit)")
-    tables = _tables(rules, tables)
-    w = weights_array(weights)
-    utility = _utility(rules, utility_table)
-    scale = terminal_scale(w, utility)
-    root_moves = tables.root_moves(rules, state)
-    values = np.full(len(root_moves), -np.inf)
-    tables.tt.clear()
-    tables.stats[:] = 0
-    deadline = time.perf_counter() + time_limit if time_limit > 0 else 0.0
-    cx = _search_context(rules, tables, w, utility * scale, use_tt, deadline)
-    completed, value = negamax.iterative_deepening(*_position(rules, state), depth, cx, root_moves, values)
-    return SearchResult(
-        int(root_moves[0]), float(value), int(tables.stats[negamax.NODES]), int(completed),
-        tuple(int(m) for m in root_moves), tuple(float(v) for v in values), scale,
-    )
+    _check_depth(depth)
+    searcher = Searcher(rules, weights, utility_table, use_tt=use_tt, tables=tables,
+                        evaluate_finished=evaluate_finished)
+    return searcher.search(state, depth, time_limit)
 
 
 def search(rules: Rules, state: State, depth: int, weights=None, utility_table: np.ndarray | None = None,
@@ -158,13 +228,10 @@ def search(rules: Rules, state: State, depth: int, weights=None, utility_table: 
 
 
 def minimax_value(rules: Rules, state: State, depth: int, weights=None,
-                  utility_table: np.ndarray | None = None) -> float:
+                  utility_table: np.ndarray | None = None, *, evaluate_finished: bool = False) -> float:
     """Plain minimax value at ``depth`` (no pruning, no table), in :func:`search_position`'s units."""
-    tables = shared_tables(rules.layout)
-    w = weights_array(weights)
-    utility = _utility(rules, utility_table)
-    cx = _search_context(rules, tables, w, utility * terminal_scale(w, utility), False, 0.0)
-    return float(negamax.minimax_value(*_position(rules, state), depth, cx))
+    searcher = Searcher(rules, weights, utility_table, use_tt=False, evaluate_finished=evaluate_finished)
+    return searcher.minimax_value(state, depth)
 
 
 def empties(rules: Rules, state: State) -> int:

@@ -12,7 +12,8 @@ lies in [-1, 1] (positive is good for the mover), in the order of ``FEATURES``:
   corners / number of C- and X-cells.
 - ``frontier``: (opp - own) / (own + opp) frontier discs (discs with an empty
   neighbour in one of the eight directions; 0 when there are none).
-- ``positional``: the weighted piece counter of ``agents.positional.positional_table``:
+- ``positional``: the weighted piece counter of a table of cell values (by default
+  ``agents.positional.positional_table``; :func:`build_layout_features` takes any):
   (sum of own cell values - sum of opponent cell values) / sum of |cell values|.
 - ``stability``: (own - opp) / (own + opp) stable discs (0 when there are none),
   counted by :func:`stable_discs`, a lower bound of the discs that can never flip.
@@ -28,6 +29,12 @@ Cell kinds (obstacles count as the board edge, "blocked" = off the board or an o
   playable diagonal neighbours. A corner is never a C- or X-cell.
 - **edge**: a playable cell with a blocked orthogonal neighbour (reported in
   :class:`LayoutFeatures`, not scored).
+
+Weights: the search kernels take static weights (a vector, one weight per
+feature) or a *count-indexed* table ``table[own_discs, opp_discs, feature]``
+(:func:`weight_table`), so that the weights of a position may depend on its disc
+counts (the Adaptive Minimax's WeightNet). :func:`weights_at` gives the vector
+of a position, indexed from the root mover's side.
 
 Stable discs (a correct lower bound): a disc can only flip along one of the
 four axes (horizontal, vertical, two diagonals), and only when it lies strictly
@@ -49,6 +56,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 from numba.cpython.unsafe.tuple import tuple_setitem
 
 from agents.positional import positional_table
@@ -100,6 +108,11 @@ class LayoutFeatures(NamedTuple):
     table: np.ndarray
     kernel_args: tuple
 
+    @property
+    def positional_norm(self) -> float:
+        """The divisor of the ``positional`` feature: the sum of |cell values| over the playable cells."""
+        return float(self.kernel_args[7][2])
+
 
 def weights_array(weights: dict[str, float] | np.ndarray | list | tuple | None = None) -> np.ndarray:
     """Weights as the float64 array the kernels take: ``None`` = defaults; a dict may name some features."""
@@ -115,6 +128,22 @@ def weights_array(weights: dict[str, float] | np.ndarray | list | tuple | None =
     if array.shape != (len(FEATURES),) or not np.all(np.isfinite(array)):
         raise ValueError(f"weights: give {len(FEATURES)} finite numbers in the order {', '.join(FEATURES)}")
     return array.copy()
+
+
+def weight_table(weights: dict[str, float] | np.ndarray | list | tuple | None, cells: int) -> np.ndarray:
+    """The weights the search kernels take (module docstring): a vector, or a count-indexed table.
+
+    Static weights (anything :func:`weights_array` takes) give the vector; a
+    ``(cells + 1, cells + 1, F)`` array is checked and used as it is
+    (C-contiguous float64), ``[own, opp]`` being the root mover's and the other
+    player's discs.
+    """
+    if isinstance(weights, np.ndarray) and weights.ndim == 3:
+        shape = (cells + 1, cells + 1, len(FEATURES))
+        if weights.shape != shape or not np.all(np.isfinite(weights)):
+            raise ValueError(f"weight table of shape {weights.shape}: give finite numbers of shape {shape}")
+        return np.ascontiguousarray(weights, dtype=np.float64)
+    return weights_array(weights)
 
 
 def _blocked(layout: Layout, row: int, col: int) -> bool:
@@ -176,7 +205,12 @@ def _byte_table(table: np.ndarray, n_words: int) -> np.ndarray:
 
 @lru_cache(maxsize=256)
 def layout_features(layout: Layout) -> LayoutFeatures:
-    """The feature data of a layout (cached per layout; treat the arrays as read-only)."""
+    """The feature data of a layout with ``positional_table`` (cached per layout; treat the arrays as read-only)."""
+    return build_layout_features(layout, positional_table(layout))
+
+
+def build_layout_features(layout: Layout, positional: np.ndarray) -> LayoutFeatures:
+    """The feature data of a layout whose ``positional`` feature uses the given flat table of cell values."""
     n_words = (layout.cells + 63) // 64
     corners = corner_cells(layout)
     corner_set = set(corners)
@@ -191,9 +225,10 @@ def layout_features(layout: Layout) -> LayoutFeatures:
     segments = _segments(layout)
     seg_words = np.array([to_words(mask, n_words) for _, mask in segments], dtype=np.uint64).reshape(-1, n_words)
     seg_lane = np.array([lane for lane, _ in segments], dtype=np.int64)
-    table = np.asarray(positional_table(layout), dtype=np.float64).reshape(-1)
-    if table.shape != (layout.cells,):
-        raise ValueError(f"positional_table gave shape {table.shape} for a {layout.rows}x{layout.cols} layout")
+    table = np.asarray(positional, dtype=np.float64).reshape(-1)
+    if table.shape != (layout.cells,) or not np.all(np.isfinite(table)):
+        raise ValueError(f"positional table of shape {table.shape}: give {layout.cells} finite cell values "
+                         f"for the {layout.rows}x{layout.cols} layout")
     playable = np.array([not _blocked(layout, *layout.cell(i)) for i in range(layout.cells)])
     table_norm = float(np.abs(table[playable]).sum()) or 1.0
     corner_index = np.array([layout.index(cell) for cell in corners], dtype=np.int64)
@@ -312,6 +347,34 @@ def _frontier(own, opp, geo):
     empty = bb_andnot(geo[0], bb_or(own, opp))
     beside_empty = lanes_merge(_axis_neighbours(lanes_of(empty, geo[2]), geo), own)
     return count(bb_and(own, beside_empty)), count(bb_and(opp, beside_empty))
+
+
+def weights_at(weights, own, opp, side):
+    """The weight vector of a position (``own``: the mover's discs, ``side`` to move).
+
+    Static weights (a vector) are returned as they are; a count-indexed table
+    is indexed by the root mover's discs first, so the counts swap when side 1
+    (the root mover's opponent) is to move. In kernels the choice is made at
+    compile time (:func:`_weights_at_kernel`), so static weights compile to the
+    plain evaluation with no lookup at all.
+    """
+    if weights.ndim == 1:
+        return weights
+    mover, other = count(own), count(opp)
+    return weights[mover, other] if side == 0 else weights[other, mover]
+
+
+@overload(weights_at, inline="always")
+def _weights_at_kernel(weights, own, opp, side):
+    if weights.ndim == 1:
+        return lambda weights, own, opp, side: weights
+
+    def row(weights, own, opp, side):
+        if side == 0:
+            return weights[count(own), count(opp)]
+        return weights[count(opp), count(own)]
+
+    return row
 
 
 @njit(cache=True)

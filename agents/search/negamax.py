@@ -4,9 +4,17 @@ Values are from the mover's point of view. A forced pass is a ply. A finished
 game (neither player may place, under the turn limit too) scores
 ``term[own, opp]`` (side 0, the root mover, to move) or ``-term[opp, own]``
 (side 1), where ``term`` is the root mover's utility table already scaled so
-that results dominate heuristics (see ``agents.search.api``). At depth 0 an
-unfinished position scores :func:`~agents.search.features.evaluate_counts`, with
-mobility = legal placements under the turn limit.
+that results dominate heuristics (see ``agents.search.api``); an empty ``term``
+(shape ``(0, 0)``) scores finished games with the evaluation instead, like any
+leaf (no legal moves: mobility 0), for agents that do not know the outcome
+rule. At depth 0 an unfinished position scores
+:func:`~agents.search.features.evaluate_counts`, with mobility = legal
+placements under the turn limit and ``weights`` static (a vector) or
+count-indexed (:func:`~agents.search.features.weights_at`); the kind is
+settled by the array's type at compile time, so static weights compile to the
+plain code and a count-indexed table to its own specialisation of the same
+kernels. (Kernels pass ``cx`` whole only to functions that are not inlined:
+binding it to a new name inside inlined code references every array in it.)
 
 Every kernel takes the search context ``cx``, a tuple built by
 ``agents.search.api`` (see :data:`CONTEXT_FIELDS`). ``stats`` holds the node count,
@@ -33,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.search.features import borrow_features, evaluate_counts
+from agents.search.features import borrow_features, evaluate_counts, weights_at
 from agents.search.primitives import (
     apply,
     borrow_geo,
@@ -90,6 +98,14 @@ def terminal_value(own, opp, side, term):
 
 
 @njit(cache=True)
+def finished_value(own, opp, side, geo, feat, weights, term):
+    """A finished game's value for the mover: the utility ``term``, or the evaluation when ``term`` is empty."""
+    if term.shape[0] == 0:
+        return evaluate_counts(own, opp, 0, 0, geo, feat, weights_at(weights, own, opp, side))
+    return terminal_value(own, opp, side, term)
+
+
+@njit(cache=True)
 def _out_of_time(stats, deadline):
     stats[NODES] += 1
     if deadline > 0.0 and stats[ARMED] == 1 and stats[NODES] % CHECK_EVERY == 0 and now() > deadline:
@@ -132,14 +148,14 @@ def _leaf(own, opp, pm, po, side, moves, cx):
     limit, counting, geo, feat, weights, term = cx[0], cx[1], cx[2], cx[3], cx[4], cx[5]
     replies = mover_moves(opp, own, po, pm, limit, counting, geo)
     if not bb_any(moves) and not bb_any(replies):
-        return terminal_value(own, opp, side, term)
-    return evaluate_counts(own, opp, count(moves), count(replies), geo, feat, weights)
+        return finished_value(own, opp, side, geo, feat, weights, term)
+    return evaluate_counts(own, opp, count(moves), count(replies), geo, feat, weights_at(weights, own, opp, side))
 
 
 @njit(cache=True)
 def _node(own, opp, pm, po, side, depth, alpha, beta, key, ply, cx):
     """Fail-soft alpha-beta value of a position searched ``depth`` plies deep."""
-    limit, counting, geo, term, zob, tt, use_tt = cx[0], cx[1], cx[2], cx[5], cx[6], cx[7], cx[8]
+    limit, counting, geo, zob, tt, use_tt = cx[0], cx[1], cx[2], cx[6], cx[7], cx[8]
     move_buffer, score_buffer, order, stats, deadline = cx[9], cx[10], cx[11], cx[12], cx[13]
     if _out_of_time(stats, deadline):
         return 0.0
@@ -157,7 +173,7 @@ def _node(own, opp, pm, po, side, depth, alpha, beta, key, ply, cx):
         return _leaf(own, opp, pm, po, side, moves, cx)
     if not bb_any(moves):
         if not bb_any(mover_moves(opp, own, po, pm, limit, counting, geo)):
-            return terminal_value(own, opp, side, term)
+            return finished_value(own, opp, side, geo, cx[3], cx[4], cx[5])
         return -_node(opp, own, po, pm, 1 - side, depth - 1, -beta, -alpha, pass_key(key, zob), ply + 1, cx)
     n = collect_moves(moves, ply, move_buffer, score_buffer, order, first)
     best = -np.inf
@@ -258,14 +274,14 @@ def minimax_value(own, opp, pm, po, depth, cx):
 @njit(cache=True)
 def minimax(own, opp, pm, po, side, depth, cx):
     """Plain minimax (negamax form) without pruning or table, the reference for the tests."""
-    limit, counting, geo, term = cx[0], cx[1], cx[2], cx[5]
+    limit, counting, geo = cx[0], cx[1], cx[2]
     cx[12][NODES] += 1
     moves = mover_moves(own, opp, pm, po, limit, counting, geo)
     if depth == 0:
         return _leaf(own, opp, pm, po, side, moves, cx)
     if not bb_any(moves):
         if not bb_any(mover_moves(opp, own, po, pm, limit, counting, geo)):
-            return terminal_value(own, opp, side, term)
+            return finished_value(own, opp, side, geo, cx[3], cx[4], cx[5])
         return -minimax(opp, own, po, pm, 1 - side, depth - 1, cx)
     best = -np.inf
     for w in range(len(moves)):

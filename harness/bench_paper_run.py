@@ -14,7 +14,7 @@ on; a watched arena counts refusals, so an agent that asked for more and handled
 the refusal itself (Adaptive Minimax drops an unfinished generation) is noted;
 the ledger is checked to hold at most ``budget`` games.
 
-Run directory (default ``runs/bench-paper-<timestamp>``): ``manifest.json``,
+Run directory (default ``runs/<timestamp>-bench-paper``): ``manifest.json``,
 ``results.jsonl`` (one :class:`EnvAgentResult` per line, appended as each pair
 finishes, so an interrupted run keeps them and ``resume`` skips them), then the
 report's ``results.json``, ``report.md`` and plots. Pairs run in spawned worker
@@ -48,6 +48,7 @@ from harness.bench_paper import (
 from harness.match import MatchResult, run_match
 from harness.provenance import git_commit, versions
 from harness.tournament import TournamentError, _ignore_interrupts, check_run_dir, is_privileged
+from harness.tournament import default_run_dir as tournament_run_dir
 
 RUNS_ROOT = Path("runs")
 T = TypeVar("T")
@@ -242,12 +243,8 @@ def parallel_map(function: Callable[[T], R], items: Sequence[T], jobs: int) -> I
 
 
 def default_run_dir(root: Path = RUNS_ROOT) -> Path:
-    """``runs/bench-paper-<YYYYmmdd-HHMMSS>``, with a numeric suffix if that is taken."""
-    base = root / f"bench-paper-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    path, suffix = base, 2
-    while path.exists():
-        path, suffix = base.with_name(f"{base.name}-{suffix}"), suffix + 1
-    return path
+    """``runs/<YYYYmmdd-HHMMSS>-bench-paper``, with a numeric suffix if that is taken."""
+    return tournament_run_dir("bench-paper", root)
 
 
 def read_plan(run_dir: Path) -> PaperPlan:

@@ -1,7 +1,7 @@
 """``arena bench paper``: the paper's benchmark for the adaptive agents, our numbers beside the paper's.
 
 Everything the user gives is checked before anything runs. The run directory
-(default ``runs/bench-paper-<timestamp>``) receives one JSON line per
+(default ``runs/<timestamp>-bench-paper``) receives one JSON line per
 (environment, agent) as it finishes, then ``results.json``, ``report.md`` and
 the plots; ``--resume DIR`` finishes an interrupted run with the settings
 recorded in its manifest.
@@ -71,7 +71,7 @@ def paper(
         help="The paper's Table 2 as JSON (default: ../shared/reference/paper_table2.json beside the repository).",
     )] = DEFAULT_PAPER_TABLE2,
     out: Annotated[Path | None, typer.Option("--out", metavar="DIR", show_default=False,
-                                             help="Run directory (default: runs/bench-paper-<timestamp>).")] = None,
+                                             help="Run directory (default: runs/<timestamp>-bench-paper).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", metavar="DIR", show_default=False,
                                                 help="Finish an interrupted run with the settings it recorded.")] = None,
 ) -> None:

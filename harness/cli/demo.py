@@ -17,16 +17,16 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agents.base import AgentContext
 from agents.registry import make_agent
 from engine import make_env
 from engine.environments import Environment
-from harness.cli.console import stderr_console, stdout_console
+from harness.cli.console import stdout_console
 from harness.cli.options import parse_env_id
-from harness.llm_run import LlmRunConfig, run_llm
+from harness.cli.run import run_with_progress
+from harness.llm_run import LlmRunConfig
 from harness.match import MatchResult, run_match
 
 OFFLINE_MODEL = "mock/reasoner"
@@ -71,7 +71,7 @@ def demo(
     config = LlmRunConfig(agent="llm-strategist", model=chosen, env=environment.id, budget=budget, eval_games=games,
                           opponents=OPPONENTS, seed=seed, batch=batch, search_depth=3, endgame=10,
                           checkpoints=tuple(sorted({c for c in (batch, budget // 2, budget) if 0 < c <= budget})))
-    run_dir = _run_with_progress(config, out)
+    run_dir = run_with_progress(config, out=out)
     metrics = _read_json(run_dir / "metrics.json")
     for line in _belief_lines(metrics):
         console.print(line, markup=False)
@@ -80,19 +80,6 @@ def demo(
     console.print(comparison_table(environment, f"llm-strategist ({chosen})", metrics, baselines))
     console.print(f"true K = {metrics['true_k']} (shown only now). Run directory: {run_dir}  "
                   f"(arena replay {run_dir}; arena rerun {run_dir})", markup=False)
-
-
-def _run_with_progress(config: LlmRunConfig, out: Path) -> Path:
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr_console(), transient=True) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done)
-
-        return run_llm(config, out=out, progress=progress)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -49,16 +49,7 @@ def run(
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr_console(), transient=True) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done)
-
-        run_dir = run_llm(config, out=out, resume=resume, progress=progress)
+    run_dir = run_with_progress(config, out=out, resume=resume)
     console = stdout_console()
     console.print((run_dir / "report.md").read_text(encoding="utf-8"), markup=False)
     console.print(f"run directory: {run_dir}", markup=False)
@@ -81,3 +72,17 @@ def config_error_message(error: ValidationError) -> str:
         option = "--" + "-".join(str(part) for part in item["loc"][:1]).replace("_", "-")
         parts.append(f"{option} {item.get('input')!r}: {item['msg'].lower()}")
     return "; ".join(parts)
+
+
+def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None = None) -> Path:
+    """:func:`run_llm` with a progress bar per phase (adaptation, evaluation) on stderr; the run directory."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr_console(), transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done)
+
+        return run_llm(config, out=out, resume=resume, progress=progress)

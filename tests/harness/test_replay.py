@@ -15,6 +15,7 @@ from harness.model_client import ModelClient
 from harness.replay import CacheOnlyClient, compare_table, replay_run, rerun
 from harness.tournament import make_plan, round_robin, run_tournament
 from harness.transcript import TranscriptError
+from run_checks import forbid_model_calls
 
 
 def config(**changes):
@@ -121,12 +122,7 @@ def test_step_through_one_game_plain(run_dir):
 
 
 def test_rerun_reproduces_exactly_with_zero_network_calls(run_dir, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "litellm", None)  # any import of litellm fails
-
-    async def no_call(self, request):
-        raise AssertionError("a model call was attempted")
-
-    monkeypatch.setattr(ModelClient, "_attempt", no_call)
+    forbid_model_calls(monkeypatch)
     report = rerun(run_dir, tmp_path / "again")
     assert report.reproduced, report.summary()
     assert report.games_compared == 12
@@ -219,11 +215,7 @@ def test_rerun_reproduces_a_run_with_calls_that_failed_for_good(tmp_path, monkey
     run_dir = run_llm(config(budget=4, on_failure="random", checkpoints=(4,)), out=tmp_path / "runs", run_id="f", client=client)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["failures"]["api_error"] == 2 and metrics["failures"]["fallbacks"] == 0  # each move re-asked, then fine
-
-    async def no_call(self, request):
-        raise AssertionError("a model call was attempted")
-
-    monkeypatch.setattr(ModelClient, "_attempt", no_call)
+    forbid_model_calls(monkeypatch)
     report = rerun(run_dir, tmp_path / "again")
     assert report.reproduced, report.summary()
     assert report.games_compared == 6

@@ -38,9 +38,9 @@ import numpy as np
 
 from agents.base import Agent, AgentContext, choose, placements
 from agents.interval_belief import HALF, KInterval, outcome_table, probe_target
-from agents.llm.strategist import ratio_utility
 from agents.registry import Param, register
 from agents.search.api import SearchResult, SearchTables, empties, search_position, solve_position
+from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
 from engine.rules import Rules
 from engine.state import PASS, State

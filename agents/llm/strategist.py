@@ -49,6 +49,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from agents.base import AgentContext, choose, placements
 from agents.llm.policy import PHASE_CODES, MemoryAgent, BeliefSink, CallSink, GameSink, _no_call, call_fields
 from agents.search.api import SearchTables, empties, search_position, solve_position
+from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
 from engine.state import PASS
 from harness.beliefs import Belief, describe_validation_error, json_objects
@@ -138,16 +139,6 @@ def parse_strategy(text: str) -> Strategy:
     if not problems:
         raise StrategyParseError("the JSON in the reply is not a valid strategy: target_ratio: Field required")
     raise StrategyParseError("the JSON in the reply is not a valid strategy: " + problems[0])
-
-
-def ratio_utility(cells: int, target: float) -> np.ndarray:
-    """``table[own, opp] = -|own / (own + opp) - target|`` (0 discs in all: -1, never reached in play)."""
-    own, opp = np.indices((cells + 1, cells + 1), dtype=np.float64)
-    total = own + opp
-    with np.errstate(invalid="ignore", divide="ignore"):
-        table = -np.abs(np.where(total > 0, own / np.where(total > 0, total, 1.0), 0.0) - target)
-    table[0, 0] = -1.0
-    return table
 
 
 @dataclass(frozen=True)

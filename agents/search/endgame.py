@@ -85,6 +85,16 @@ def target_utility(cells: int, target: int) -> np.ndarray:
     return np.broadcast_to(-np.abs(own - target), (cells + 1, cells + 1)).copy()
 
 
+def ratio_utility(cells: int, target: float) -> np.ndarray:
+    """``table[own, opp] = -|own / (own + opp) - target|`` (0 discs in all: -1, never reached in play)."""
+    own, opp = np.indices((cells + 1, cells + 1), dtype=np.float64)
+    total = own + opp
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table = -np.abs(np.where(total > 0, own / np.where(total > 0, total, 1.0), 0.0) - target)
+    table[0, 0] = -1.0
+    return table
+
+
 def check_utility(utility: np.ndarray, cells: int) -> np.ndarray:
     """The table as a contiguous float64 ``(cells + 1) x (cells + 1)`` array, or ValueError."""
     table = np.ascontiguousarray(utility, dtype=np.float64)

@@ -60,7 +60,8 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 bench_app = typer.Typer(
-    help="Measure speed: 'bench engine' times the random-playout engine, 'bench agents' the search agents.",
+    help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
+          "'bench harness' the LLM harness, 'bench paper' runs the paper's benchmark."),
     no_args_is_help=True,
 )
 

@@ -150,6 +150,19 @@ def test_adapt_plays_population_games_per_generation_through_the_arena():
                for record in arena.ledger.records)
 
 
+def test_paper_scale_adaptation_uses_exactly_the_2000_game_budget():
+    # population 100 (pairs i, i+50), 20 generations, two games per pair: 20 x 100 = 2,000 games, no more
+    env = make_env(5)  # the 6x8 layout, K > 1: the cheapest full games; depth 1 keeps the test short
+    agent = AdaptiveMinimaxAgent(AgentContext(env.rules), np.random.default_rng(0), train_depth=1, eval_depth=1,
+                                 value_table=positional_table)
+    arena = Arena(env, budget=2000)
+    progress: list[int] = []
+    agent.adapt(arena, on_progress=progress.append)
+    assert arena.games_played == 2000 and arena.remaining == 0
+    assert progress == [100 * g for g in range(1, 21)]
+    assert agent.generations_done == 20
+
+
 def test_adapt_stops_at_the_budget_without_raising():
     agent = small_agent()
     arena = Arena(ENV, budget=6)

@@ -170,11 +170,21 @@ class Searcher:
     endgame: int
     limit_plies: int
     nodes: int = 0
+    exact_nodes: int = 0
+
+    def _small_tree(self, rules: Rules, state: State, remaining: int) -> bool:
+        """Under a turn limit, with at most twice ``limit_plies`` placements left: whether alpha-beta's
+        exact tree, about b ** (remaining / 2) for b legal moves now, should stay within ``exact_nodes``
+        (short games on small boards get solved sooner)."""
+        if rules.turn_limit is None or not self.exact_nodes or remaining > 2 * self.limit_plies:
+            return False
+        return max(2, len(rules.legal_moves(state))) ** (remaining / 2) <= self.exact_nodes
 
     def analyse(self, rules: Rules, state: State) -> SearchResult:
         """The search or, close enough to the end, the exact solve of ``state`` for its mover."""
         remaining = remaining_placements(rules, state)
-        if remaining <= (self.endgame if rules.turn_limit is None else self.limit_plies):
+        if remaining <= (self.endgame if rules.turn_limit is None else self.limit_plies) or self._small_tree(
+                rules, state, remaining):
             return solve_position(rules, state, self.utility, tables=self.tables)
         depth, previous = self.depth, 0
         result = self._search(rules, state, depth)
@@ -208,6 +218,7 @@ class IntervalConfig:
     nodes: int = 3000
     limit_depth: int = 7
     limit_plies: int = 6
+    exact_nodes: int = 20_000
     probes: int = 200
     patience: int = 12
     probe_depth: int = 2
@@ -216,7 +227,7 @@ class IntervalConfig:
     margin: float = 0.01
 
     def __post_init__(self) -> None:
-        least = {"depth": 1, "endgame": 0, "nodes": 0, "limit_depth": 1, "limit_plies": 0, "probes": 0,
+        least = {"depth": 1, "endgame": 0, "nodes": 0, "limit_depth": 1, "limit_plies": 0, "exact_nodes": 0, "probes": 0,
                  "patience": 1, "probe_depth": 1, "probe_endgame": 0, "probe_nodes": 0}
         for name, minimum in least.items():
             value = getattr(self, name)
@@ -245,6 +256,7 @@ PARAM_HELP = MappingProxyType({
     "nodes": "search a ply deeper while that should stay within this many nodes (0: fixed depth)",
     "limit_depth": "the least search depth under a turn limit (short games)",
     "limit_plies": "under a turn limit: solve exactly when at most this many placements remain",
+    "exact_nodes": "under a turn limit: also solve exactly with at most 2 x limit_plies placements left when (legal moves) ** (placements left / 2) is at most this (0: never)",
     "probes": "probe (self-play) games stop once the arena has played this many",
     "patience": "stop probing after this many probes in a row that left the interval unchanged",
     "probe_depth": "search depth of the probe games",
@@ -302,7 +314,7 @@ class IntervalAgent(Agent):
         config, plan = self.config, self.plan
         depth = config.depth if self.rules.turn_limit is None else config.limit_depth
         searcher = Searcher(self.tables, plan.utility, plan.weights, depth, config.endgame, config.limit_plies,
-                            config.nodes)
+                            config.nodes, config.exact_nodes)
         return searcher.move(observation, self.rng)
 
     # --- adapting --------------------------------------------------------------------------------

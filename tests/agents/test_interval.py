@@ -285,3 +285,28 @@ def test_adapt_after_freeze_is_refused():
     agent.freeze()
     with pytest.raises(RuntimeError, match="freeze"):
         agent.adapt(Arena(make_env(SMALL), budget=3))
+
+
+def test_short_games_on_small_boards_are_solved_exactly_sooner():
+    from agents.interval import Searcher
+    from agents.search.api import SearchTables
+
+    env = make_env(54)  # the 6x8 layout with a 10-turn limit
+    rules = env.rules
+    state = rules.initial_state()
+    rng = np.random.default_rng(0)
+    while remaining_placements(rules, state) > 12:
+        moves = rules.legal_moves(state)
+        state = rules.play(state, moves[int(rng.integers(len(moves)))])
+    remaining = remaining_placements(rules, state)
+    branching = len(rules.legal_moves(state))
+    tables = SearchTables(rules.layout)
+
+    def searcher(exact_nodes: int, limit_plies: int = 6) -> Searcher:
+        return Searcher(tables, outcome_utility(rules.layout.cells, "-0.01"), np.zeros(7), 3, 12, limit_plies, 0, exact_nodes)
+
+    assert searcher(branching ** (remaining / 2))._small_tree(rules, state, remaining)
+    assert not searcher(branching ** (remaining / 2) - 1)._small_tree(rules, state, remaining)
+    assert not searcher(0)._small_tree(rules, state, remaining)  # 0: never
+    assert not searcher(10**9, limit_plies=5)._small_tree(rules, state, remaining)  # more than 2 x limit_plies left
+    assert not searcher(10**9)._small_tree(make_env(5).rules, make_env(5).rules.initial_state(), 12)  # no turn limit

@@ -49,14 +49,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, AgentContext, choose, placements
+from agents.base import Agent, AgentContext, choose, forced_move, placements
 from agents.evolution import check_population, ensemble_weights, evolve
 from agents.positional import positional_table
 from agents.registry import Param, register
 from agents.search.api import Searcher, SearchTables
 from agents.search.features import CORNERS, DISCS, FEATURES, MOBILITY, POSITIONAL
 from engine.layout import Layout
-from engine.state import BLACK, PASS, WHITE
+from engine.state import BLACK, WHITE
 from harness.arena import BudgetExhausted
 from harness.observation import Observation
 
@@ -150,12 +150,10 @@ class _Player:
         self.name, self.searcher, self.depth, self.rng = name, searcher, depth, rng
 
     def act(self, observation: Observation) -> int:
-        moves = placements(observation)
-        if not moves:
-            return PASS
-        if len(moves) == 1:
-            return moves[0]
-        result = self.searcher.search(observation.state, self.depth, legal=moves)
+        forced = forced_move(observation)
+        if forced is not None:
+            return forced
+        result = self.searcher.search(observation.state, self.depth, legal=placements(observation))
         return choose(self.rng, result.ties)
 
 

@@ -68,6 +68,14 @@ def placements(observation: Observation) -> list[int]:
     return [move for move in observation.legal_moves if move != PASS]
 
 
+def forced_move(observation: Observation) -> int | None:
+    """PASS when the mover must pass, its only placement when it has one, else None (a real choice)."""
+    moves = placements(observation)
+    if not moves:
+        return PASS
+    return moves[0] if len(moves) == 1 else None
+
+
 def choose(rng: np.random.Generator, moves: list[int]) -> int:
     """One of ``moves`` uniformly (ties broken by the agent's generator)."""
     return int(moves[int(rng.integers(len(moves)))])

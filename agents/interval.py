@@ -36,14 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Agent, AgentContext, choose, placements
+from agents.base import Agent, AgentContext, choose, forced_move, placements
 from agents.interval_belief import HALF, KInterval, outcome_table, probe_target
 from agents.registry import Param, register
 from agents.search.api import SearchResult, SearchTables, empties, search_position, solve_position
 from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
 from engine.rules import Rules
-from engine.state import PASS, State
+from engine.state import State
 from harness.beliefs import Belief
 from harness.observation import Observation
 
@@ -201,11 +201,9 @@ class Searcher:
 
     def move(self, observation: Observation, rng: np.random.Generator) -> int:
         """A best move (ties drawn with ``rng``); a lone or forced move without a search."""
-        if observation.must_pass:
-            return PASS
-        moves = placements(observation)
-        if len(moves) == 1:
-            return moves[0]
+        forced = forced_move(observation)
+        if forced is not None:
+            return forced
         return choose(rng, self.analyse(observation.rules, observation.state).ties)
 
 

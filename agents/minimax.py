@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent, AgentContext, choose, placements
+from agents.base import Agent, AgentContext, choose, forced_move
 from agents.registry import Param, register
 from agents.search.api import (
     SearchResult,
@@ -32,7 +32,6 @@ from agents.search.api import (
 )
 from agents.search.endgame import check_utility, disc_difference_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
-from engine.state import PASS
 from harness.observation import Observation
 
 __all__ = [
@@ -76,11 +75,9 @@ class MinimaxAgent(Agent):
 
     def act(self, observation: Observation) -> int:
         """The move to play: a best move of the search (or of the exact solve), ties drawn at random."""
-        moves = placements(observation)
-        if not moves:
-            return PASS
-        if len(moves) == 1:
-            return moves[0]
+        forced = forced_move(observation)
+        if forced is not None:
+            return forced
         self.last = self.analyse(observation)
         return choose(self.rng, self.last.ties)
 

@@ -46,12 +46,11 @@ from typing import Any
 import numpy as np
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agents.base import AgentContext, choose, placements
+from agents.base import AgentContext, choose, forced_move
 from agents.llm.policy import PHASE_CODES, MemoryAgent, BeliefSink, CallSink, GameSink, _no_call, call_fields
 from agents.search.api import SearchTables, empties, search_position, solve_position
 from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
-from engine.state import PASS
 from harness.beliefs import Belief, describe_validation_error, json_objects
 from harness.model_client import ModelClient, ModelResponse
 from harness.model_errors import ModelCallError
@@ -175,11 +174,9 @@ class _Searcher:
         self.utility = ratio_utility(rules.layout.cells, strategy.target_ratio)
 
     def move(self, observation: Observation, rng: np.random.Generator) -> int:
-        moves = placements(observation)
-        if not moves:
-            return PASS
-        if len(moves) == 1:
-            return moves[0]
+        forced = forced_move(observation)
+        if forced is not None:
+            return forced
         rules, state = observation.rules, observation.state
         if self.config.endgame and empties(rules, state) <= self.config.endgame:
             result = solve_position(rules, state, self.utility, tables=self.tables)

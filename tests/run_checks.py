@@ -25,3 +25,31 @@ def assert_replays_and_reruns(run_dir, tmp_path, monkeypatch, games):
     again = rerun(run_dir, tmp_path / "rerun")
     assert again.reproduced, again.summary()
     assert again.games_compared == games
+
+
+class Killed(Exception):
+    """Raised from an ``on_game`` hook to interrupt a run in the middle."""
+
+
+def interrupted_then_resumed(config, tmp_path, stop_at):
+    """(uninterrupted run dir, run dir interrupted after the game ``stop_at(entry)`` picks, then resumed).
+
+    Returns also the games on record at the interruption, for checks of what the cut run kept.
+    """
+    import pytest
+
+    from harness.llm_run import run_llm
+    from harness.transcript import TranscriptReader
+
+    whole = run_llm(config, out=tmp_path / "whole", run_id="r")
+
+    def hook(entry):
+        if stop_at(entry):
+            raise Killed
+
+    with pytest.raises(Killed):
+        run_llm(config, out=tmp_path / "cut", run_id="r", on_game=hook)
+    cut = tmp_path / "cut" / "r"
+    kept = TranscriptReader(cut).games()
+    run_llm(resume=cut)
+    return whole, cut, kept

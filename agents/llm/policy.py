@@ -74,6 +74,20 @@ class MemoryAgent(Agent):
 
     memory: EpisodeMemory
 
+    def __init__(
+        self, context: AgentContext, rng: np.random.Generator, client: ModelClient, *, budget: int, seed: int,
+        config: Any, renderer: PromptRenderer | None, on_call: CallSink, on_game: GameSink | None,
+        on_belief: BeliefSink | None, beliefs_done: Sequence[int],
+    ) -> None:
+        """What every model agent holds: client, budget, config (with ``hint_level``), sinks, memory, system prompt."""
+        super().__init__(context, rng)
+        self.client, self.budget, self.seed, self.config = client, budget, seed, config
+        self.renderer = renderer or PromptRenderer()
+        self.on_call, self.on_game, self.on_belief = on_call, on_game, on_belief
+        self.memory = EpisodeMemory()
+        self.beliefs_done = set(beliefs_done)
+        self.system = self.renderer.render("system", **system_context(self.rules, config.hint_level, budget))
+
     def remember(self, record: Any, colour: int) -> None:
         """Add a finished game, seen from ``colour``, to the memory."""
         index = len(self.memory.games) + 1
@@ -104,15 +118,10 @@ class LlmPolicyAgent(MemoryAgent):
         on_call: CallSink = _no_call, on_game: GameSink | None = None, on_belief: BeliefSink | None = None,
         beliefs_done: Sequence[int] = (),
     ) -> None:
-        super().__init__(context, rng)
-        self.client, self.budget, self.seed = client, budget, seed
-        self.config = config or LlmPolicyConfig()
-        self.renderer = renderer or PromptRenderer()
-        self.on_call, self.on_game, self.on_belief = on_call, on_game, on_belief
-        self.memory = EpisodeMemory()
-        self.beliefs_done = set(beliefs_done)
+        super().__init__(context, rng, client, budget=budget, seed=seed, config=config or LlmPolicyConfig(),
+                         renderer=renderer, on_call=on_call, on_game=on_game, on_belief=on_belief,
+                         beliefs_done=beliefs_done)
         self.belief_failures = 0
-        self.system = self.renderer.render("system", **system_context(self.rules, self.config.hint_level, budget))
         self._block: tuple[EpisodeMemory, MemoryBlock] | None = None  # the memory's block, while it is the memory
         self._requests: dict[str, list[Any]] = {}  # request key -> [lock, users] of identical requests under way
 

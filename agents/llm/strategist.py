@@ -56,7 +56,7 @@ from harness.model_client import ModelClient, ModelResponse
 from harness.model_errors import ModelCallError
 from harness.moves import MoveDecision
 from harness.observation import Observation
-from harness.prompting import EpisodeMemory, PromptRenderer, fit_memory, system_context
+from harness.prompting import EpisodeMemory, PromptRenderer, fit_memory
 
 STRATEGY_SCHEMA_VERSION = 1
 StrategySink = Callable[[int, "Strategy", "str | None", bool], None]  # batch start, strategy in force, error, new?
@@ -196,17 +196,13 @@ class LlmStrategistAgent(MemoryAgent):
         on_call: CallSink = _no_call, on_game: GameSink | None = None, on_belief: BeliefSink | None = None,
         on_strategy: StrategySink | None = None, beliefs_done: Sequence[int] = (),
     ) -> None:
-        super().__init__(context, rng)
-        self.client, self.budget, self.seed = client, budget, seed
-        self.config = config or LlmStrategistConfig()
-        self.renderer = renderer or PromptRenderer()
-        self.on_call, self.on_game, self.on_belief, self.on_strategy = on_call, on_game, on_belief, on_strategy
-        self.memory = EpisodeMemory()
-        self.beliefs_done = set(beliefs_done)
+        super().__init__(context, rng, client, budget=budget, seed=seed, config=config or LlmStrategistConfig(),
+                         renderer=renderer, on_call=on_call, on_game=on_game, on_belief=on_belief,
+                         beliefs_done=beliefs_done)
+        self.on_strategy = on_strategy
         self.strategy: Strategy = DEFAULT_STRATEGY
         self.strategy_failures = 0
         self.model_calls = 0
-        self.system = self.renderer.render("system", **system_context(self.rules, self.config.hint_level, budget))
         self._tables = SearchTables(self.rules.layout)
         self._searcher = _Searcher(self.rules, self.strategy, self.config, self._tables)
 

@@ -18,6 +18,7 @@ from harness.llm_run import CACHE_FILE, LlmRunConfig, run_llm
 from harness.mock_model import make_mock
 from harness.model_cache import ResponseCache
 from harness.model_client import ModelClient
+from run_checks import interrupted_then_resumed
 from harness.observation import observe
 from harness.prompting import (
     EpisodeMemory, GameSummary, PromptRenderer, belief_context, fit_memory, memory_block, move_context,
@@ -75,22 +76,10 @@ def test_concurrent_evaluation_writes_what_sequential_play_writes(tmp_path):
     assert [g["game_index"] for g in games if g["phase"] == "eval"] == list(range(12))
 
 
-class Killed(Exception):
-    pass
-
-
 def test_an_interrupted_concurrent_evaluation_resumes_to_the_same_run(tmp_path):
-    whole = run_llm(_config(concurrency=4), out=tmp_path / "whole", run_id="r")
-
-    def kill_at_eval_game_5(entry):
-        if entry.phase == "eval" and entry.game_index == 5:
-            raise Killed
-
-    with pytest.raises(Killed):
-        run_llm(_config(concurrency=4), out=tmp_path / "cut", run_id="r", on_game=kill_at_eval_game_5)
-    cut = tmp_path / "cut" / "r"
-    assert [g.game_index for g in TranscriptReader(cut).games() if g.phase == "eval"] == list(range(6))  # in order, no gap
-    run_llm(resume=cut)
+    whole, cut, kept = interrupted_then_resumed(
+        _config(concurrency=4), tmp_path, lambda entry: entry.phase == "eval" and entry.game_index == 5)
+    assert [g.game_index for g in kept if g.phase == "eval"] == list(range(6))  # in order, no gap
     (games, calls, metrics), (games_whole, calls_whole, metrics_whole) = _contents(cut), _contents(whole)
     assert games == games_whole and calls == calls_whole
     metrics.pop("cache_hits"), metrics_whole.pop("cache_hits")  # calls made before the kill are cache hits on resume

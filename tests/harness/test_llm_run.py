@@ -8,7 +8,7 @@ from engine import make_env
 from harness.llm_run import LlmRunConfig, run_llm
 from harness.model_errors import ModelConfigError
 from harness.transcript import TranscriptReader
-from run_checks import assert_replays_and_reruns
+from run_checks import assert_replays_and_reruns, interrupted_then_resumed
 
 
 def config(**changes):
@@ -64,22 +64,10 @@ def test_flaky_model_completes_with_failures_classified(tmp_path):
     assert sum(v for k, v in metrics["failures"].items() if k not in ("forfeits", "fallbacks")) == len(failed)
 
 
-class Killed(Exception):
-    pass
-
-
 def test_kill_and_resume_equals_an_uninterrupted_run(tmp_path):
-    whole = run_llm(config(budget=30), out=tmp_path / "whole", run_id="r")
-
-    def kill_after_12(entry):
-        if entry.phase == "adapt" and entry.game_index == 11:
-            raise Killed
-
-    with pytest.raises(Killed):
-        run_llm(config(budget=30), out=tmp_path / "cut", run_id="r", on_game=kill_after_12)
-    cut = tmp_path / "cut" / "r"
-    assert len(TranscriptReader(cut).games()) == 12
-    run_llm(resume=cut)
+    whole, cut, kept = interrupted_then_resumed(
+        config(budget=30), tmp_path, lambda entry: entry.phase == "adapt" and entry.game_index == 11)
+    assert len(kept) == 12
     strip = lambda games: [g.model_dump() for g in games]  # noqa: E731
     assert strip(TranscriptReader(cut).games()) == strip(TranscriptReader(whole).games())
     calls_cut, calls_whole = TranscriptReader(cut).calls(), TranscriptReader(whole).calls()

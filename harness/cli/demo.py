@@ -27,6 +27,7 @@ from harness.cli.console import stdout_console
 from harness.cli.options import parse_env_id
 from harness.cli.run import run_with_progress
 from harness.llm_run import LlmRunConfig
+from harness.model_client import check_api_key
 from harness.match import MatchResult, run_match
 
 OFFLINE_MODEL = "mock/reasoner"
@@ -65,6 +66,7 @@ def demo(
         raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
     environment = make_env(parse_env_id(env))
     chosen, why = (model, "from --model") if model else default_model()
+    check_api_key(chosen)  # an unknown model or a missing key: an error before anything is printed or played
     console = stdout_console()
     console.print(f"llm-strategist with {chosen} ({why}) adapts on env {environment.id} ({environment.name}) "
                   f"within {budget} games; K stays hidden.", markup=False)

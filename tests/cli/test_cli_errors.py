@@ -37,6 +37,8 @@ BAD_SYMBOL = """. . . . . .
         (["run", "--model", "mock/first-legal", "--env", "0", "--opponents", "nosuch"], "unknown agent 'nosuch'"),
         (["run", "--model", "mock/first-legal"], "give --model and --env"),
         (["run", "--resume", "no/such/run"], "no/such/run"),
+        (["demo", "--model", "mock/nope"], "unknown mock model 'mock/nope'"),
+        (["demo", "--budget", "0"], "--budget must be 1 or more"),
     ],
 )
 def test_bad_arguments(invoke, user_error, args, fragment):

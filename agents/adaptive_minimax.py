@@ -52,13 +52,13 @@ import numpy as np
 from agents.base import Agent, AgentContext, choose, forced_move, placements
 from agents.evolution import check_population, ensemble_weights, evolve
 from agents.positional import positional_table
-from agents.registry import Param, register
 from agents.search.api import Searcher, SearchTables
 from agents.search.features import CORNERS, DISCS, FEATURES, MOBILITY, POSITIONAL
+from agents.spec import Param, register
 from engine.layout import Layout
+from engine.protocol.arena import BudgetExhausted
+from engine.protocol.observation import Observation
 from engine.state import BLACK, WHITE
-from harness.arena import BudgetExhausted
-from harness.observation import Observation
 
 UTILITY_TERMS: tuple[str, ...] = ("positional", "mobility", "corners", "discs")  # WeightNet outputs (Eq. 13)
 _TERM_FEATURES = (POSITIONAL, MOBILITY, CORNERS, DISCS)  # their columns in the search's feature order

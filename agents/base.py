@@ -15,16 +15,16 @@ from typing import Any
 
 import numpy as np
 
+from engine.protocol.observation import Observation
 from engine.rules import Rules
 from engine.state import PASS
-from harness.observation import Observation
 
 
 @dataclass(frozen=True)
 class AgentContext:
     """What an agent may be built with: the public rules and, for privileged agents, a simulator grant.
 
-    ``grant_simulator(reason)`` returns a :class:`harness.arena.PrivilegedSimulator`
+    ``grant_simulator(reason)`` returns a :class:`harness.play.grants.PrivilegedSimulator`
     (recorded by whoever supplies it); it is ``None`` where no simulator is offered.
     """
 

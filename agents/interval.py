@@ -38,14 +38,20 @@ import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move, placements
 from agents.interval_belief import HALF, KInterval, outcome_table, probe_target
-from agents.registry import Param, register
-from agents.search.api import SearchResult, SearchTables, empties, search_position, solve_position
+from agents.search.api import (
+    SearchResult,
+    SearchTables,
+    empties,
+    search_position,
+    solve_position,
+)
 from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
+from agents.spec import Param, register
+from engine.protocol.belief import Belief
+from engine.protocol.observation import Observation
 from engine.rules import Rules
 from engine.state import State
-from harness.beliefs import Belief
-from harness.observation import Observation
 
 # Evaluation weights by the shares that win (see play_weights); weights_array fills in the rest from DEFAULT_WEIGHTS.
 NEUTRAL_WEIGHTS = MappingProxyType({"discs": 0.0})

@@ -37,7 +37,7 @@ from typing import Protocol
 
 import numpy as np
 
-from harness.beliefs import Belief
+from engine.protocol.belief import Belief
 
 HALF = Fraction(1, 2)
 # What :meth:`KInterval.belief` reports for an unbounded side (any K beyond 1 or below 0 acts alike).

@@ -32,11 +32,11 @@ from typing import NamedTuple
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose, placements
-from agents.registry import Param, register
 from agents.search.mcts_kernel import mcts_search
+from agents.spec import Param, register
+from engine.protocol.observation import Observation
 from engine.rules import Rules
 from engine.state import PASS, State
-from harness.observation import Observation
 
 GRANT_REASON = "MCTS rollouts"
 NO_CAP = -1
@@ -108,7 +108,7 @@ class MctsAgent(Agent):
         if simulator is None:
             raise MissingSimulatorGrant(
                 "mcts is privileged: it needs a simulator grant (build its AgentContext with grant_simulator=..., "
-                "e.g. harness.arena.EvaluationGrants(env).grant_simulator or Arena.grant_simulator)"
+                "e.g. harness.play.grants.EvaluationGrants(env).grant_simulator or Arena.grant_simulator)"
             )
         if simulator.rules != context.rules:
             raise ValueError("the simulator granted to mcts is for other rules than the agent's context")

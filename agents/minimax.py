@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move
-from agents.registry import Param, register
 from agents.search.api import (
     SearchResult,
     SearchTables,
@@ -32,7 +31,8 @@ from agents.search.api import (
 )
 from agents.search.endgame import check_utility, disc_difference_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
-from harness.observation import Observation
+from agents.spec import Param, register
+from engine.protocol.observation import Observation
 
 __all__ = [
     "DEFAULT_WEIGHTS", "FEATURES", "MinimaxAgent", "SearchResult", "search", "search_position",

@@ -46,10 +46,10 @@ from typing import NamedTuple
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose
-from agents.registry import register
+from agents.spec import register
 from engine.layout import Cell, Layout
+from engine.protocol.observation import OPPONENT, OWN, Observation
 from engine.state import PASS
-from harness.observation import OPPONENT, OWN, Observation
 
 SWH_TABLE = np.array(
     [

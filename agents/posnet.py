@@ -38,7 +38,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from agents.evolution import ensemble_tables
 from agents.positional import PositionalAgent
-from agents.registry import register
+from agents.spec import register
 from engine.layout import Layout
 
 IN_PLANES = 2

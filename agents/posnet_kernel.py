@@ -20,7 +20,16 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from engine.bits import ONE, ZERO, bb_any, bb_bit, bb_count, bb_select, bb_xor, trailing_zeros
+from engine.bits import (
+    ONE,
+    ZERO,
+    bb_any,
+    bb_bit,
+    bb_count,
+    bb_select,
+    bb_xor,
+    trailing_zeros,
+)
 from engine.geometry import geometry_of
 from engine.kernels import flips_of, legal_moves, place
 from engine.layout import Layout

@@ -2,7 +2,7 @@
 
 Such an agent has ``act(obs_planes, action_mask) -> flat index``: float32
 planes ``[3, H, W]`` (own, opponent, obstacle) and an int8 mask of length
-``H * W`` with a 1 at each legal placement (:func:`harness.observation.to_planes`).
+``H * W`` with a 1 at each legal placement (:func:`engine.protocol.observation.to_planes`).
 :class:`ReferenceAgentAdapter` turns it into one of our agents.
 """
 
@@ -14,8 +14,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from agents.base import Agent, AgentContext
+from engine.protocol.observation import Observation, to_planes
 from engine.state import PASS
-from harness.observation import Observation, to_planes
 
 
 class ReferenceStyleAgent(Protocol):

@@ -11,9 +11,9 @@ import numpy as np
 
 from agents.base import Agent, AgentContext, choose, placements
 from agents.positional import corner_cells
-from agents.registry import register
+from agents.spec import register
+from engine.protocol.observation import Observation
 from engine.state import PASS
-from harness.observation import Observation
 
 
 def most_flips(observation: Observation, moves: list[int]) -> list[int]:

@@ -9,6 +9,7 @@ like the board edge. Bitboards are tuples of uint64 words (``bits.py``);
 from __future__ import annotations
 
 from numba import njit
+from numba.cpython.unsafe.tuple import tuple_setitem
 
 from engine.bits import (
     ONE,
@@ -21,18 +22,17 @@ from engine.bits import (
     bb_count,
     bb_or,
     bb_select,
+    bb_xor,
+    bb_zero,
     lanes_and,
     lanes_down,
     lanes_merge,
     lanes_of,
     lanes_or,
     lanes_up,
-    bb_xor,
-    bb_zero,
     leading_zeros,
     mask_if,
 )
-from numba.cpython.unsafe.tuple import tuple_setitem
 
 # Turn-limit counting modes, as integers for the kernels.
 COUNT_PER_PLAYER = 0

@@ -27,7 +27,15 @@ from math import comb
 
 import numpy as np
 
-from engine.layout import MAX_SIDE, MIN_SIDE, Cell, Layout, LayoutError, centre_discs, standard_layout
+from engine.layout import (
+    MAX_SIDE,
+    MIN_SIDE,
+    Cell,
+    Layout,
+    LayoutError,
+    centre_discs,
+    standard_layout,
+)
 from engine.layout_text import validate_playable
 
 Range = tuple[int, int]

@@ -96,7 +96,9 @@ class Rules:
         return State(opp, own, BLACK, state.placed_black, state.placed_white + 1)
 
     def _illegal_reason(self, state: State, move: int, legal: list[int]) -> str:
-        from engine.notation import format_move  # local: notation imports nothing from here
+        from engine.notation import (
+            format_move,  # local: notation imports nothing from here
+        )
 
         shown = format_move(move, self.layout) if isinstance(move, int) and (move == PASS or 0 <= move < self.layout.cells) else repr(move)
         options = ", ".join(format_move(m, self.layout) for m in legal) or "none (the game is over)"

@@ -1,1 +1,16 @@
-"""The evaluation harness: observations, policies, games, the budgeted arena, matches and statistics."""
+"""The evaluation harness: named parts, one folder each, importing only downwards.
+
+From the bottom up (a part may import ``engine``, ``agents`` and the parts listed
+before it, never one after it; checked by the import-linter contracts in
+``pyproject.toml``):
+
+- ``play``: the budgeted arena, privileged simulator grants, the one game loop.
+- ``models``: the model client, response cache, error taxonomy, mock models.
+- ``prompting``: prompt rendering, episode memory, beliefs, move parsing, the model-driven agents.
+- ``registry``: every agent a spec string can name, classical and model-driven.
+- ``records``: transcript records (manifest, games, calls), writer and reader, provenance.
+- ``tournaments``: matches, tournament plans and runs, results and statistics.
+- ``runs``: ``arena run`` for model agents, replay, rerun and compare of run directories.
+- ``bench``: ``arena bench`` (engine, agents, harness) and the paper's benchmark.
+- ``cli``: the ``arena`` command, one module per subcommand.
+"""

@@ -5,7 +5,7 @@ def forbid_model_calls(monkeypatch) -> None:
     """From now on any import of litellm and any model call (mock or not) fails the test."""
     import sys
 
-    from harness.model_client import ModelClient
+    from harness.models.client import ModelClient
 
     monkeypatch.setitem(sys.modules, "litellm", None)
 
@@ -17,7 +17,7 @@ def forbid_model_calls(monkeypatch) -> None:
 
 def assert_replays_and_reruns(run_dir, tmp_path, monkeypatch, games):
     """The run replays with zero mismatches, and a rerun from its cache alone, with no model call, reproduces it."""
-    from harness.replay import replay_run, rerun
+    from harness.runs.replay import replay_run, rerun
 
     report = replay_run(run_dir)
     assert report.ok and report.games_checked == games
@@ -38,8 +38,8 @@ def interrupted_then_resumed(config, tmp_path, stop_at):
     """
     import pytest
 
-    from harness.llm_run import run_llm
-    from harness.transcript import TranscriptReader
+    from harness.records.transcript import TranscriptReader
+    from harness.runs.llm_run import run_llm
 
     whole = run_llm(config, out=tmp_path / "whole", run_id="r")
 

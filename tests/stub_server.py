@@ -15,9 +15,9 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from collections.abc import Callable
 from typing import Any
 
 PATHS = ("/v1/chat/completions", "/chat/completions")

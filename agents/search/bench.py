@@ -20,9 +20,9 @@ from agents.minimax import MinimaxAgent
 from agents.search.api import empties as empty_cells
 from agents.search.api import solve_position
 from engine.environments import layouts
+from engine.protocol.observation import observe
 from engine.rules import Rules
 from engine.state import State
-from harness.observation import observe
 
 
 @dataclass(frozen=True)

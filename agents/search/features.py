@@ -56,8 +56,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from numba.extending import overload
 from numba.cpython.unsafe.tuple import tuple_setitem
+from numba.extending import overload
 
 from agents.positional import positional_table
 from agents.search.primitives import borrowed, count

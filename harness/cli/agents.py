@@ -6,9 +6,10 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from agents.registry import AgentEntry, Param, registry
+from agents.spec import AgentEntry, Param
 from harness.cli.console import stdout_console
-from harness.tournament_results import PRIVILEGED_NOTE
+from harness.registry.specs import registry
+from harness.tournaments.results import PRIVILEGED_NOTE
 
 
 def agents() -> None:

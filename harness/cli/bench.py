@@ -7,16 +7,28 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
 from engine import make_env
-from harness.bench_agents import BENCH_ENV, AgentBenchRow, bench_agents
-from harness.bench_engine import REFERENCE_UNAVAILABLE, EngineBenchRow, bench_engine
-from harness.bench_harness import BENCH_ENV as HARNESS_ENV
-from harness.bench_harness import (
-    BENCH_MODEL, IN_FLIGHT_TARGET, OPPONENT, OVERHEAD_TARGET_S, ConcurrencyResult, OverheadResult, bench_concurrency,
+from harness.bench.agents import BENCH_ENV, AgentBenchRow, bench_agents
+from harness.bench.engine import REFERENCE_UNAVAILABLE, EngineBenchRow, bench_engine
+from harness.bench.harness import BENCH_ENV as HARNESS_ENV
+from harness.bench.harness import (
+    BENCH_MODEL,
+    IN_FLIGHT_TARGET,
+    OPPONENT,
+    OVERHEAD_TARGET_S,
+    ConcurrencyResult,
+    OverheadResult,
+    bench_concurrency,
     bench_overhead,
 )
 from harness.cli.console import stderr_console, stdout_console

@@ -16,21 +16,49 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
-from harness.bench_paper import DEFAULT_AGENTS, FULL, QUICK, QUICK_ENVS, PaperPlan, make_paper_plan
-from harness.bench_paper_run import default_run_dir, read_plan, read_results, run_bench_paper
-from harness.bench_paper_report import (
-    BELIEF_COLUMNS, COST_COLUMNS, DEFAULT_PAPER_TABLE2, PaperSummary, belief_rows, condition_rows, convergence_rows,
-    cost_rows, describe, failures, per_env_rows, write_outputs,
+from harness.bench.paper_plan import (
+    DEFAULT_AGENTS,
+    FULL,
+    QUICK,
+    QUICK_ENVS,
+    PaperPlan,
+    make_paper_plan,
 )
+from harness.bench.paper_report import (
+    BELIEF_COLUMNS,
+    COST_COLUMNS,
+    belief_rows,
+    condition_rows,
+    convergence_rows,
+    cost_rows,
+    describe,
+    failures,
+    per_env_rows,
+    write_outputs,
+)
+from harness.bench.paper_run import (
+    default_run_dir,
+    read_plan,
+    read_results,
+    run_bench_paper,
+)
+from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import print_error, stderr_console, stdout_console
 from harness.cli.options import parse_env_range
 from harness.cli.tournament import split_specs
-from harness.tournament import check_run_dir
-from harness.tournament_results import PRIVILEGED_MARK, PRIVILEGED_NOTE
+from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
+from harness.tournaments.tournament import check_run_dir
 
 FAILED_PAIRS_EXIT_CODE = 1
 DEFAULT_JOBS = 2

@@ -20,15 +20,15 @@ from rich import box
 from rich.table import Table
 
 from agents.base import AgentContext
-from agents.registry import make_agent
 from engine import make_env
 from engine.environments import Environment
 from harness.cli.console import stdout_console
 from harness.cli.options import parse_env_id
 from harness.cli.run import run_with_progress
-from harness.llm_run import LlmRunConfig
-from harness.model_client import check_api_key
-from harness.match import MatchResult, run_match
+from harness.models.client import check_api_key
+from harness.registry.specs import make_agent
+from harness.runs.llm_run import LlmRunConfig
+from harness.tournaments.match import MatchResult, run_match
 
 OFFLINE_MODEL = "mock/reasoner"
 KEYED_MODEL = "openai/gpt-4o-mini"
@@ -110,7 +110,7 @@ def _match(environment: Environment, spec: str, opponent: str, games: int, seed:
 
 
 def _cell(wins: int, draws: int, total: int) -> str:
-    from harness.stats import wilson
+    from harness.tournaments.stats import wilson
 
     low, high = wilson(wins, total)
     return f"{wins / total:.0%} [{100 * low:.0f}-{100 * high:.0f}] / {draws / total:.0%}"

@@ -15,15 +15,32 @@ from typing import Any
 
 import typer
 
-from agents.registry import AgentSpecError
-from engine import ConditionError, IllegalMoveError, LayoutError, NotationError, UnknownEnvironmentError
-from harness.cli import agents, bench, bench_paper, demo, envs, perft, run, show, tournament, train
+from agents.spec import AgentSpecError
+from engine import (
+    ConditionError,
+    IllegalMoveError,
+    LayoutError,
+    NotationError,
+    UnknownEnvironmentError,
+)
+from harness.cli import (
+    agents,
+    bench,
+    bench_paper,
+    demo,
+    envs,
+    perft,
+    run,
+    show,
+    tournament,
+    train,
+)
 from harness.cli import replay as replay_cli
 from harness.cli.console import print_error
-from harness.llm_run import RunConfigError
-from harness.model_errors import ModelConfigError
-from harness.transcript import TranscriptError
-from harness.tournament import TournamentError
+from harness.models.errors import ModelConfigError
+from harness.records.transcript import TranscriptError
+from harness.runs.llm_run import RunConfigError
+from harness.tournaments.plan import TournamentError
 
 USER_ERROR_EXIT_CODE = 2
 USER_ERRORS = (

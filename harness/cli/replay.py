@@ -11,9 +11,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from harness.cli.board import board_plain, board_rich, legend
 from harness.cli.console import stdout_console
-from harness.render import board_plain, board_rich, legend
-from harness.replay import compare_table, game_plies, replay_run, rerun as rerun_run
+from harness.runs.replay import compare_table, game_plies, replay_run
+from harness.runs.replay import rerun as rerun_run
 
 MISMATCH_EXIT_CODE = 1
 REPLY_WIDTH = 60

@@ -6,10 +6,16 @@ from pathlib import Path
 
 import typer
 from pydantic import ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from harness.cli.console import stderr_console, stdout_console
-from harness.llm_run import LlmRunConfig, run_llm
+from harness.runs.llm_run import LlmRunConfig, run_llm
 
 
 def run(

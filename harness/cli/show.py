@@ -8,9 +8,9 @@ import typer
 from rich.text import Text
 
 from engine import PASS, format_move
+from harness.cli.board import board_plain, board_rich, legend
 from harness.cli.console import stdout_console
 from harness.cli.options import EnvArgument, LayoutOption, resolve_target
-from harness.render import board_plain, board_rich, legend
 
 
 def show(

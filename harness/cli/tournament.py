@@ -15,7 +15,13 @@ from typing import Annotated
 import typer
 from rich import box
 from rich.progress import (
-    BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn,
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
     TimeRemainingColumn,
 )
 from rich.table import Table
@@ -23,12 +29,28 @@ from rich.text import Text
 
 from harness.cli.console import print_error, stderr_console, stdout_console
 from harness.cli.options import parse_env_id, parse_env_range
-from harness.tournament import (
-    GameFailed, TournamentPlan, check_run_dir, default_jobs, default_run_dir, make_plan, round_robin,
-    run_tournament, versus,
+from harness.tournaments.plan import (
+    GameFailed,
+    TournamentPlan,
+    make_plan,
+    round_robin,
+    versus,
 )
-from harness.tournament_results import (
-    CELL_NOTE, OVERALL_COLUMNS, PER_ENV_COLUMNS, SCOPES, TournamentResults, describe, overall_rows, per_env_rows,
+from harness.tournaments.results import (
+    CELL_NOTE,
+    OVERALL_COLUMNS,
+    PER_ENV_COLUMNS,
+    SCOPES,
+    TournamentResults,
+    describe,
+    overall_rows,
+    per_env_rows,
+)
+from harness.tournaments.tournament import (
+    check_run_dir,
+    default_jobs,
+    default_run_dir,
+    run_tournament,
 )
 
 GAME_FAILED_EXIT_CODE = 1

@@ -14,19 +14,34 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 from agents.posnet import ensemble_table
 from agents.posnet_train import (
-    DEFAULT_SIGMA, PAPER_GENERATIONS, PAPER_LAYOUTS, PAPER_POPULATION, TrainConfig, TrainConfigError, TrainResult,
-    save_result, train_posnet, training_layouts,
+    DEFAULT_SIGMA,
+    PAPER_GENERATIONS,
+    PAPER_LAYOUTS,
+    PAPER_POPULATION,
+    TrainConfig,
+    TrainConfigError,
+    TrainResult,
+    save_result,
+    train_posnet,
+    training_layouts,
 )
 from engine.environments import layouts as benchmark_layouts
+from harness.bench.posnet_plot import plot_value_tables
 from harness.cli.console import stderr_console, stdout_console
 from harness.cli.perft import duration
-from harness.posnet_plot import plot_value_tables
-from harness.tournament import default_run_dir
+from harness.tournaments.tournament import default_run_dir
 
 
 def posnet(

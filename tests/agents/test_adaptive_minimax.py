@@ -11,19 +11,25 @@ import numpy as np
 import pytest
 
 import agents.adaptive_minimax as am
-from agents.adaptive_minimax import UTILITY_TERMS, AdaptiveMinimaxAgent, parameter_count, table_for, weightnet
+from agents.adaptive_minimax import (
+    UTILITY_TERMS,
+    AdaptiveMinimaxAgent,
+    parameter_count,
+    table_for,
+    weightnet,
+)
 from agents.base import AgentContext
 from agents.evolution import ensemble_weights, select_survivors
 from agents.positional import positional_table
-from agents.registry import make_agent
 from agents.search.api import SearchTables, minimax_value, search_position
 from agents.search.features import FEATURES, feature_values, weight_table, weights_array
 from engine.environments import make_env
+from engine.protocol.observation import observe
+from engine.protocol.policy import RandomPolicy
 from engine.state import BLACK, PASS, WHITE
-from harness.arena import Arena
-from harness.game import play_game
-from harness.observation import observe
-from harness.policy import RandomPolicy
+from harness.play.arena import Arena
+from harness.play.game import play_game
+from harness.registry.specs import make_agent
 
 ENV = make_env(0)  # Standard 8x8, K > 1
 RULES = ENV.rules

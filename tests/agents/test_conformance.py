@@ -1,9 +1,9 @@
 """Every registered agent plays only legal moves on all 56 environments (a full game against random).
 
-The agents come from :func:`agents.registry.registry`, so new families are
+The agents come from :func:`harness.registry.specs.registry`, so new families are
 covered as they register. Expensive agents get cheap parameters (the ones
 named in ``CHEAP_PARAMS`` that they actually declare). Privileged agents get a
-simulator from :class:`~harness.arena.EvaluationGrants` on the environment
+simulator from :class:`~harness.play.grants.EvaluationGrants` on the environment
 (what evaluation matches hand them); every agent is offered one, and only the
 privileged ones may take it.
 """
@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.registry import AgentEntry, canonical_spec, make_agent, registry
+from agents.spec import AgentEntry
 from engine.environments import N_CONDITIONS, N_LAYOUTS, make_env
 from engine.state import BLACK, WHITE
-from harness.arena import EvaluationGrants
-from harness.game import play_game
+from harness.play.game import play_game
+from harness.play.grants import EvaluationGrants
+from harness.registry.specs import canonical_spec, make_agent, registry
 
 CHEAP_PARAMS: dict[str, dict[str, object]] = {
     "minimax": {"depth": 1},

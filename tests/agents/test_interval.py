@@ -11,7 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.base import AgentContext
-from agents.interval import IntervalAgent, IntervalConfig, final_total, play_weights, remaining_placements
+from agents.interval import (
+    IntervalAgent,
+    IntervalConfig,
+    final_total,
+    play_weights,
+    remaining_placements,
+)
 from agents.interval_belief import (
     HALF,
     InconsistentRecord,
@@ -24,17 +30,18 @@ from agents.interval_belief import (
     outcome_table,
     probe_target,
 )
-from agents.registry import make_agent, registry
 from agents.search.endgame import outcome_utility
 from engine.condition import Condition
 from engine.environments import make_env
 from engine.playouts import random_playout
+from engine.protocol.arena import BudgetExhausted
+from engine.protocol.policy import RandomPolicy
 from engine.rules import Rules
 from engine.state import BLACK, WHITE
-from harness.arena import Arena, BudgetExhausted
-from harness.beliefs import score_belief
-from harness.game import play_game
-from harness.policy import RandomPolicy
+from harness.play.arena import Arena
+from harness.play.game import play_game
+from harness.prompting.beliefs import score_belief
+from harness.registry.specs import make_agent, registry
 
 K_VALUES = ("1.01", "-0.01", "0.8", "0.6", "0.4", "0.2", "0.52", "0.97")
 STANDARD, SMALL = 0, 5  # layouts: standard 8x8; Random Board 2 (6x8, 40 playable cells)

@@ -5,22 +5,27 @@ import re
 
 import numpy as np
 import pytest
+from run_checks import assert_replays_and_reruns
 
 from agents.base import AgentContext
-from agents.llm.strategist import (
-    DEFAULT_STRATEGY, LlmStrategistAgent, LlmStrategistConfig, Strategy, StrategyParseError, parse_strategy,
-    ratio_utility,
-)
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES
 from engine import make_env
-from harness.arena import Arena
-from harness.beliefs import Belief
-from harness.llm_run import LlmRunConfig, run_llm
-from harness.mock_model import MOCK_MODELS, STRATEGY_REPLY, MockModel, make_mock
-from harness.model_client import ModelClient
-from harness.observation import observe
-from harness.transcript import TranscriptReader
-from run_checks import assert_replays_and_reruns
+from engine.protocol.belief import Belief
+from engine.protocol.observation import observe
+from harness.models.client import ModelClient
+from harness.models.mock import MOCK_MODELS, STRATEGY_REPLY, MockModel, make_mock
+from harness.play.arena import Arena
+from harness.prompting.strategist_agent import (
+    DEFAULT_STRATEGY,
+    LlmStrategistAgent,
+    LlmStrategistConfig,
+    Strategy,
+    StrategyParseError,
+    parse_strategy,
+    ratio_utility,
+)
+from harness.records.transcript import TranscriptReader
+from harness.runs.llm_run import LlmRunConfig, run_llm
 
 GOOD = ('{"belief": {"regime": "minority", "k_low": 0.3, "k_high": 0.45, "confidence": 0.5}, '
         '"target_ratio": 0.4, "weights": {"corners": 20, "discs": -1}}')

@@ -16,15 +16,16 @@ import pytest
 
 from agents.base import AgentContext
 from agents.mcts import GRANT_REASON, MctsAgent, MissingSimulatorGrant, search
-from agents.registry import make_agent, parse_spec
 from engine import Condition, Environment, Rules, make_env, standard_layout
 from engine.playouts import random_playout
+from engine.protocol.observation import observe
+from engine.protocol.policy import RandomPolicy
 from engine.state import BLACK, PASS, WHITE, State
-from harness.arena import Arena, EvaluationGrants, evaluation_simulator
-from harness.game import play_game
-from harness.match import run_match
-from harness.observation import observe
-from harness.policy import RandomPolicy
+from harness.play.arena import Arena
+from harness.play.game import play_game
+from harness.play.grants import EvaluationGrants, evaluation_simulator
+from harness.registry.specs import make_agent, parse_spec
+from harness.tournaments.match import run_match
 
 MASK64 = (1 << 64) - 1
 K_MAJORITY, K_MINORITY = "1.01", "-0.01"

@@ -15,14 +15,15 @@ from search_positions import layout_named, live_positions, random_walk
 
 from agents.base import AgentContext
 from agents.minimax import MinimaxAgent, search, search_position, solve_endgame
-from agents.registry import AgentSpecError, make_agent
 from agents.search.api import minimax_value, shared_tables
 from agents.search.endgame import outcome_utility, target_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES
 from agents.search.ttable import child_key, root_key
+from agents.spec import AgentSpecError
+from engine.protocol.observation import observe
 from engine.rules import Rules
 from engine.state import PASS
-from harness.observation import observe
+from harness.registry.specs import make_agent
 
 LAYOUTS = ["Standard 8x8", "No Corners", "Random Board 1 (12x10)", "Random Board 2 (6x8)", "random 5x7"]
 DEPTHS = {"Standard 8x8": 4, "No Corners": 3, "Random Board 1 (12x10)": 3, "Random Board 2 (6x8)": 4, "random 5x7": 4}

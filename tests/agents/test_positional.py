@@ -15,12 +15,12 @@ from agents.positional import (
     positional_table,
     wpc,
 )
-from agents.registry import make_agent
 from engine import PASS, make_env
 from engine.environments import layouts
 from engine.layout import standard_layout
 from engine.layout_gen import random_layouts
-from harness.observation import observe
+from engine.protocol.observation import observe
+from harness.registry.specs import make_agent
 
 STANDARD, NO_CORNERS, PARTIAL_C, X_SQUARES, BOARD_12X10 = 0, 1, 2, 3, 4
 SWH_FIRST_ROWS = [

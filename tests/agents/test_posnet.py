@@ -14,7 +14,6 @@ from agents.posnet import (
     compose_transforms,
     ensemble_table,
     forward,
-    init_params,
     inverse_transform,
     layout_planes,
     posnet_table,
@@ -25,14 +24,20 @@ from agents.posnet import (
     value_table,
 )
 from agents.posnet_kernel import play_wpc_game
-from agents.posnet_train import TrainConfig, TrainConfigError, load_metadata, save_result, train_posnet
-from agents.registry import make_agent
+from agents.posnet_train import (
+    TrainConfig,
+    TrainConfigError,
+    load_metadata,
+    save_result,
+    train_posnet,
+)
 from engine.condition import Condition
 from engine.environments import layouts
 from engine.layout import standard_layout
 from engine.layout_gen import random_layouts
 from engine.rules import Rules
-from harness.game import play_game
+from harness.play.game import play_game
+from harness.registry.specs import make_agent
 
 TRANSFORMS = range(D4_SIZE)
 GRID = np.arange(12).reshape(3, 4)  # non-square, all values distinct

@@ -7,11 +7,11 @@ import pytest
 
 from agents.base import Agent, AgentContext
 from agents.reference_adapter import ReferenceAgentAdapter
-from agents.registry import make_agent
 from engine import PASS, make_env
+from engine.protocol.observation import observe
 from engine.state import BLACK
-from harness.game import IllegalProposalError, play_game
-from harness.observation import observe
+from harness.play.game import IllegalProposalError, play_game
+from harness.registry.specs import make_agent
 
 
 class FirstLegal:

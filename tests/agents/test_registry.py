@@ -5,19 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import registry as registry_module
 from agents.base import Agent, AgentContext
-from agents.registry import (
-    AgentEntry,
-    AgentSpecError,
-    Param,
-    canonical_spec,
-    make_agent,
-    parse_spec,
-    registry,
-)
 from agents.simple import GreedyAgent
+from agents.spec import AgentEntry, AgentSpecError, Param
 from engine import make_env
+from harness.registry import specs as registry_module
+from harness.registry.specs import canonical_spec, make_agent, parse_spec, registry
 
 SIMPLE = ("random", "greedy", "corner", "positional")
 

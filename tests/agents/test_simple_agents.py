@@ -7,13 +7,13 @@ import pytest
 
 from agents.base import AgentContext
 from agents.positional import corner_cells
-from agents.registry import make_agent
 from agents.simple import CornerAgent, GreedyAgent, RandomAgent
 from engine import PASS, make_env
 from engine.environments import layouts
+from engine.protocol.observation import observe
 from engine.rules import Rules
 from engine.state import BLACK, State
-from harness.observation import observe
+from harness.registry.specs import make_agent
 
 STANDARD, NO_CORNERS = 0, 1
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from harness import bench_engine
-from harness.bench_engine import REFERENCE_UNAVAILABLE, EngineBenchRow
+from harness.bench import engine as bench_engine
+from harness.bench.engine import REFERENCE_UNAVAILABLE, EngineBenchRow
 
 
 def test_bench_engine_prints_a_ratio(invoke):

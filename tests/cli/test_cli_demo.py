@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from engine import make_env, parse_move
+from engine.protocol.observation import observe
 from harness.cli.demo import OFFLINE_MODEL, default_model, greedy_factory
-from harness.observation import observe
 
 
 def test_demo_adapts_then_compares_with_the_baselines(invoke, tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ import re
 
 from engine import make_env
 from engine.layout_text import parse_layout
-from harness.render import board_plain
+from harness.cli.board import board_plain
 
 
 def _board_rows(output: str) -> list[str]:

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from agents.registry import registry
-from harness.bench_agents import AgentBenchRow
+from harness.bench.agents import AgentBenchRow
 from harness.cli import bench
 from harness.cli.tournament import split_specs
-from harness.tournament import read_games
-from harness.tournament_results import PRIVILEGED_NOTE
+from harness.registry.specs import registry
+from harness.tournaments.results import PRIVILEGED_NOTE
+from harness.tournaments.tournament import read_games
 
 needs_mcts = pytest.mark.skipif("mcts" not in registry(), reason="mcts is not registered yet")
 

@@ -8,7 +8,12 @@ import pytest
 
 from engine.environments import layouts
 from engine.layout import Layout, LayoutError, standard_layout
-from engine.layout_text import format_layout, load_layout, parse_layout, validate_playable
+from engine.layout_text import (
+    format_layout,
+    load_layout,
+    parse_layout,
+    validate_playable,
+)
 from engine.rules import Rules
 from engine.state import PASS
 

@@ -8,8 +8,10 @@ from pydantic import ValidationError
 
 from engine import BLACK, Condition, Environment, IllegalMoveError, make_env
 from engine.playouts import random_playout
-from harness.arena import DEFAULT_BUDGET, Arena, BudgetExhausted, Ledger, PrivilegedSimulator
-from harness.policy import FunctionPolicy, RandomPolicy
+from engine.protocol.arena import DEFAULT_BUDGET, BudgetExhausted, Ledger
+from engine.protocol.policy import FunctionPolicy, RandomPolicy
+from harness.play.arena import Arena
+from harness.play.grants import PrivilegedSimulator
 
 K_08_ON_12x10 = 18  # condition 2 (K = 0.8, label "Majority<80%") on layout 4
 
@@ -193,7 +195,7 @@ def test_rollout_from_white_to_move_and_from_the_end():
 def test_play_verified_counts_against_the_budget():
     import asyncio
 
-    from harness.verified_game import from_policy
+    from harness.play.game import from_policy
 
     arena = Arena(make_env(0), budget=2)
     decide = from_policy(random_policy())

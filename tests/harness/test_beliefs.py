@@ -7,10 +7,14 @@ from fractions import Fraction
 
 import pytest
 
-from harness.beliefs import (
-    BELIEF_SCHEMA_VERSION, Belief, BeliefParseError, parse_belief, parse_checkpoints, score_belief,
+from engine.protocol.belief import BELIEF_SCHEMA_VERSION, Belief
+from harness.prompting.beliefs import (
+    BeliefParseError,
+    parse_belief,
+    parse_checkpoints,
+    score_belief,
 )
-from harness.prompting import DEFAULT_PROMPTS_DIR
+from harness.prompting.renderer import DEFAULT_PROMPTS_DIR
 
 GOOD = '{"schema_version": 1, "regime": "majority", "k_low": 0.7, "k_high": 0.9, "confidence": 0.6, "rationale": "wins near 0.75"}'
 

@@ -10,21 +10,31 @@ import json
 import random
 
 import pytest
+from run_checks import interrupted_then_resumed
 
 from engine.environments import make_env
-from harness.bench_harness import IN_FLIGHT_TARGET, ConcurrencyResult, bench_concurrency, bench_overhead
-from harness.game import GameRecord
-from harness.llm_run import CACHE_FILE, LlmRunConfig, run_llm
-from harness.mock_model import make_mock
-from harness.model_cache import ResponseCache
-from harness.model_client import ModelClient
-from run_checks import interrupted_then_resumed
-from harness.observation import observe
-from harness.prompting import (
-    EpisodeMemory, GameSummary, PromptRenderer, belief_context, fit_memory, memory_block, move_context,
+from engine.protocol.observation import observe
+from engine.protocol.record import GameRecord
+from harness.bench.harness import (
+    IN_FLIGHT_TARGET,
+    ConcurrencyResult,
+    bench_concurrency,
+    bench_overhead,
 )
-from harness.transcript import TranscriptReader
-from harness.verified_game import _observe
+from harness.models.cache import ResponseCache
+from harness.models.client import ModelClient
+from harness.models.mock import make_mock
+from harness.prompting.renderer import (
+    EpisodeMemory,
+    GameSummary,
+    PromptRenderer,
+    belief_context,
+    fit_memory,
+    memory_block,
+    move_context,
+)
+from harness.records.transcript import TranscriptReader
+from harness.runs.llm_run import CACHE_FILE, LlmRunConfig, run_llm
 
 TIMING_FIELDS = {"latency_s", "cache_hit"}  # which of two identical concurrent requests met the model is timing
 
@@ -139,7 +149,7 @@ def test_observation_with_known_legal_moves_equals_observe():
     env = make_env(42)
     state = env.rules.initial_state()
     while legal := env.rules.legal_moves(state):
-        expected, got = observe(env.rules, state), _observe(env.rules, state, legal)
+        expected, got = observe(env.rules, state), observe(env.rules, state, legal)
         assert (got.grid == expected.grid).all() and not got.grid.flags.writeable
         assert (got.legal_moves, got.colour, got.move_number, got.state) == (
             expected.legal_moves, expected.colour, expected.move_number, expected.state)

@@ -10,21 +10,35 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import registry as agent_registry
 from agents.base import Agent, choose
-from agents.registry import AgentEntry, AgentSpecError, Param, registry
-from harness.arena import BudgetExhausted
-from harness.beliefs import Belief
-from harness.bench_paper import (
-    QUICK_ENVS, EnvAgentResult, Opponent, Outcome, checkpoints_for, condition_label, make_paper_plan,
+from agents.spec import AgentEntry, AgentSpecError, Param
+from engine import make_env
+from engine.protocol.arena import BudgetExhausted
+from engine.protocol.belief import Belief
+from harness.bench.paper_plan import (
+    QUICK_ENVS,
+    EnvAgentResult,
+    Opponent,
+    Outcome,
+    checkpoints_for,
+    condition_label,
+    make_paper_plan,
     with_quick_params,
 )
-from harness.bench_paper_run import read_results, run_bench_paper
-from harness.bench_paper_report import (
-    DEFAULT_PAPER_TABLE2, Stat, condition_stats, load_paper_table2, paper_consistency, paper_table1,
-    table2_condition_stats, target_checks, write_outputs,
+from harness.bench.paper_report import write_outputs
+from harness.bench.paper_run import read_results, run_bench_paper
+from harness.bench.paper_summary import (
+    DEFAULT_PAPER_TABLE2,
+    Stat,
+    condition_stats,
+    load_paper_table2,
+    paper_consistency,
+    paper_table1,
+    table2_condition_stats,
+    target_checks,
 )
-from engine import make_env
+from harness.registry import specs as agent_registry
+from harness.registry.specs import registry
 
 SMALL_ENVS = (5, 26)  # Random Board 2 (6x8): K>1.0 and K=0.6
 RANDOM = Opponent(label="Random", spec="random", privileged=False)

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from engine import BLACK, PASS, WHITE, IllegalMoveError, make_env
-from harness.game import GameRecord, IllegalProposalError, MoveTypeError, play_game
-from harness.observation import observe, to_planes
-from harness.policy import FunctionPolicy, Policy, RandomPolicy
+from engine.protocol.observation import observe, to_planes
+from engine.protocol.policy import FunctionPolicy, Policy, RandomPolicy
+from engine.protocol.record import GameRecord
+from harness.play.game import IllegalProposalError, MoveTypeError, play_game
 
 SMALL_WITH_OBSTACLES = 5  # 6x8 with 8 obstacles: passes are common
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.llm_run import LlmRunConfig, run_llm
-from harness.transcript import TranscriptReader
+from harness.records.transcript import TranscriptReader
+from harness.runs.llm_run import LlmRunConfig, run_llm
 
 REPO = Path(__file__).resolve().parents[2]
 

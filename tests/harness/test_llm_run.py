@@ -3,12 +3,12 @@
 import json
 
 import pytest
+from run_checks import assert_replays_and_reruns, interrupted_then_resumed
 
 from engine import make_env
-from harness.llm_run import LlmRunConfig, run_llm
-from harness.model_errors import ModelConfigError
-from harness.transcript import TranscriptReader
-from run_checks import assert_replays_and_reruns, interrupted_then_resumed
+from harness.models.errors import ModelConfigError
+from harness.records.transcript import TranscriptReader
+from harness.runs.llm_run import LlmRunConfig, run_llm
 
 
 def config(**changes):

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from engine import BLACK, WHITE, make_env
-from harness.game import play_game
-from harness.match import MatchResult, Tally, run_match, tally
-from harness.policy import RandomPolicy
-from harness.stats import wilson
+from engine.protocol.policy import RandomPolicy
+from harness.play.game import play_game
+from harness.tournaments.match import MatchResult, Tally, run_match, tally
+from harness.tournaments.stats import wilson
 
 
 def named_random(name):

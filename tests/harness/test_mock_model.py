@@ -6,7 +6,9 @@ import asyncio
 
 import pytest
 
-from harness.mock_model import (
+from harness.models.client import ModelClient
+from harness.models.errors import ModelCallError, ModelConfigError, ProviderError
+from harness.models.mock import (
     FAILURE_KINDS,
     MOCK_MODELS,
     REFUSAL_TEXT,
@@ -17,8 +19,6 @@ from harness.mock_model import (
     legal_moves_in,
     make_mock,
 )
-from harness.model_client import ModelCallError, ModelClient, ModelConfigError
-from harness.model_errors import ProviderError
 
 
 def user(text: str) -> list[dict]:

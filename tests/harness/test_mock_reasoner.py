@@ -4,7 +4,13 @@ import json
 import random
 from fractions import Fraction
 
-from harness.mock_reasoner import bin_constraint, bin_outcomes, deduce, reasoned_strategy, recent_games
+from harness.models.reasoner import (
+    bin_constraint,
+    bin_outcomes,
+    deduce,
+    reasoned_strategy,
+    recent_games,
+)
 
 PROMPT = """What you have learned so far:
 All 4 finished games: 2 wins, 1 draws, 1 losses.
@@ -46,7 +52,7 @@ def test_bin_constraint_is_the_hull_over_the_bin():
 
 
 def test_reply_is_a_valid_strategy_with_a_belief_that_holds_k():
-    from agents.llm.strategist import parse_strategy
+    from harness.prompting.strategist_agent import parse_strategy
 
     messages = [{"role": "user", "content": PROMPT}]
     strategy = parse_strategy(reasoned_strategy(messages, random.Random(0)))

@@ -21,17 +21,10 @@ from stub_server import (
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.model_client import (  # noqa: E402
-    BudgetCapReached,
-    ModelCallError,
-    ModelClient,
-    ModelConfigError,
-    ModelRequest,
-    ResponseCache,
-    cache_key,
-    check_api_key,
-)
-from harness.model_cache import CacheFileError  # noqa: E402
+from harness.models.cache import CacheFileError, ResponseCache  # noqa: E402
+from harness.models.client import ModelClient, check_api_key  # noqa: E402
+from harness.models.errors import BudgetCapReached, ModelCallError, ModelConfigError  # noqa: E402
+from harness.models.messages import ModelRequest, cache_key  # noqa: E402
 
 MODEL = "openai/stub-model"
 TEST_KEY = "sk-test-not-a-secret"  # given to the client, never read from the env
@@ -191,7 +184,7 @@ def test_cache_hit_makes_no_call_and_survives_a_restart(stub, tmp_path):
 def test_cache_file_torn_last_line_is_skipped_and_corrupt_line_named(tmp_path):
     path = tmp_path / "cache.jsonl"
     cache = ResponseCache(path)
-    from harness.model_client import ModelResponse
+    from harness.models.messages import ModelResponse
 
     cache.put("k1", ModelResponse(model=MODEL, text="d3"))
     with path.open("a") as handle:
@@ -272,7 +265,7 @@ def test_cache_file_whole_last_record_without_newline_is_kept(tmp_path):
     path.write_text('{"key": "k1", "response": {"model": "m", "text": "d3"}}')
     cache = ResponseCache(path)
     assert "k1" in cache and not cache.skipped_torn_line
-    from harness.model_client import ModelResponse
+    from harness.models.messages import ModelResponse
 
     cache.put("k2", ModelResponse(model=MODEL, text="e3"))
     reloaded = ResponseCache(path)
@@ -283,8 +276,8 @@ def test_importing_the_client_does_not_import_litellm():
     import subprocess
     import sys
 
-    code = ("import sys, harness.model_client, harness.mock_model; "
-            "c = harness.model_client.ModelClient('mock/first-legal'); "
+    code = ("import sys, harness.models.client, harness.models.mock; "
+            "c = harness.models.client.ModelClient('mock/first-legal'); "
             "print('litellm' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)

@@ -9,13 +9,17 @@ from hypothesis import strategies as st
 
 from engine import BLACK, PASS, WHITE, make_env
 from engine.notation import format_move, parse_move
-from harness.game import IllegalProposalError
-from harness.moves import (
-    FailureCounts, FailureKind, ModelCallFailed, MoveAsker, MoveDecision, ParsedMove, ParseFailure, parse_reply,
+from engine.protocol.observation import observe
+from engine.protocol.policy import RandomPolicy
+from harness.play.decisions import (
+    FailureCounts,
+    FailureKind,
+    MoveDecision,
+    ParsedMove,
+    ParseFailure,
 )
-from harness.observation import observe
-from harness.policy import RandomPolicy
-from harness.verified_game import from_policy, play_verified_game
+from harness.play.game import IllegalProposalError, from_policy, play_game_sync
+from harness.prompting.moves import ModelCallFailed, MoveAsker, parse_reply
 
 ENV = make_env(0)  # standard 8x8
 LAYOUT = ENV.layout
@@ -236,7 +240,7 @@ def test_failure_counts_add_and_serialise():
 
 def test_play_verified_game_without_failures_matches_the_rules():
     rng_b, rng_w = np.random.default_rng(1), np.random.default_rng(2)
-    game, decisions = play_verified_game(ENV.rules, ENV.condition, from_policy(RandomPolicy(rng_b)),
+    game, decisions = play_game_sync(ENV.rules, ENV.condition, from_policy(RandomPolicy(rng_b)),
                                          from_policy(RandomPolicy(rng_w)), names=("a", "b"))
     record = game.record
     state = ENV.rules.initial_state()
@@ -254,7 +258,7 @@ def test_forfeit_ends_the_game_as_a_loss_for_the_forfeiting_colour():
 
     white = MoveAsker(white_model, max_retries=2, policy="forfeit")
     black = from_policy(RandomPolicy(np.random.default_rng(0)))
-    game, decisions = play_verified_game(ENV.rules, ENV.condition, black, lambda obs: white.decide(obs, PROMPT),
+    game, decisions = play_game_sync(ENV.rules, ENV.condition, black, lambda obs: white.decide(obs, PROMPT),
                                          names=("random", "llm"))
     assert game.forfeit_by == WHITE and game.forfeit.ply == 1 and game.forfeit.kind is FailureKind.EMPTY_OR_REFUSAL
     assert game.record.rewards == (1, -1)
@@ -270,7 +274,7 @@ def test_black_forfeit_at_the_first_ply():
         return "e9", "stop"
 
     black = MoveAsker(black_model, max_retries=1)
-    game, _ = play_verified_game(ENV.rules, ENV.condition, lambda obs: black.decide(obs, PROMPT),
+    game, _ = play_game_sync(ENV.rules, ENV.condition, lambda obs: black.decide(obs, PROMPT),
                                  from_policy(RandomPolicy(np.random.default_rng(0))))
     assert game.forfeit_by == BLACK and game.record.rewards == (-1, 1) and game.record.moves == ()
     assert (game.record.black, game.record.white) == (2, 2)
@@ -278,7 +282,7 @@ def test_black_forfeit_at_the_first_ply():
 
 def test_a_decider_returning_an_illegal_move_is_stopped():
     with pytest.raises(IllegalProposalError):
-        play_verified_game(ENV.rules, ENV.condition, lambda obs: MoveDecision(0, False, []),
+        play_game_sync(ENV.rules, ENV.condition, lambda obs: MoveDecision(0, False, []),
                            from_policy(RandomPolicy(np.random.default_rng(0))))
 
 
@@ -301,7 +305,7 @@ def test_model_driven_self_play_with_random_fallback_never_plays_illegal_moves()
         legal = format_move(obs.legal_moves[0], obs.rules.layout)
         return await asker.decide(obs, [{"role": "user", "content": legal}])
 
-    game, decisions = play_verified_game(ENV.rules, ENV.condition, decide_move, decide_move)
+    game, decisions = play_game_sync(ENV.rules, ENV.condition, decide_move, decide_move)
     state = ENV.rules.initial_state()
     for move in game.record.moves:
         state = ENV.rules.play(state, move)  # raises on an illegal move

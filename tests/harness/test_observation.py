@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine import BLACK, PASS, WHITE, Condition, Rules, make_env
-from harness.observation import Observation, observe, to_planes
+from engine.protocol.observation import Observation, observe, to_planes
 
 NO_CORNERS = 1  # layout index 1: 8x8 with the four corners blocked
 RANDOM_12x10 = 32  # env 32: the 12x10 layout with 24 obstacles

@@ -10,11 +10,22 @@ from engine.condition import Condition
 from engine.environments import make_env
 from engine.layout import standard_layout
 from engine.notation import format_move
+from engine.protocol.observation import observe
 from engine.rules import Rules
-from harness.observation import observe
-from harness.prompting import (
-    DEFAULT_PROMPTS_DIR, HINT_LEVELS, EpisodeMemory, GameSummary, PromptError, PromptRenderer,
-    belief_context, board_text, estimate_tokens, fit_memory, legal_moves_text, move_context, system_context,
+from harness.prompting.renderer import (
+    DEFAULT_PROMPTS_DIR,
+    HINT_LEVELS,
+    EpisodeMemory,
+    GameSummary,
+    PromptError,
+    PromptRenderer,
+    belief_context,
+    board_text,
+    estimate_tokens,
+    fit_memory,
+    legal_moves_text,
+    move_context,
+    system_context,
 )
 
 # Environments whose K is 1.01, -0.01, 0.8, 0.6 (condition indices 0, 1, 2, 3), on layouts with obstacles.
@@ -184,8 +195,8 @@ class _FirstMove:
 
 
 def test_summary_from_a_game_record() -> None:
-    from harness.game import play_game
-    from harness.prompting import summaries
+    from harness.play.game import play_game
+    from harness.prompting.renderer import summaries
 
     env = make_env(5)  # 6x8 with 8 obstacles: 40 playable cells
     record = play_game(env.rules, env.condition, _FirstMove(), _FirstMove())

@@ -5,17 +5,18 @@ import shutil
 import sys
 
 import pytest
+from run_checks import forbid_model_calls
 from typer.testing import CliRunner
 
 from engine import make_env
 from engine.notation import format_move
 from harness.cli.main import app
-from harness.llm_run import LlmRunConfig, run_llm
-from harness.model_client import ModelClient
-from harness.replay import CacheOnlyClient, compare_table, replay_run, rerun
-from harness.tournament import make_plan, round_robin, run_tournament
-from harness.transcript import TranscriptError
-from run_checks import forbid_model_calls
+from harness.models.client import ModelClient
+from harness.records.transcript import TranscriptError
+from harness.runs.llm_run import LlmRunConfig, run_llm
+from harness.runs.replay import CacheOnlyClient, compare_table, replay_run, rerun
+from harness.tournaments.plan import make_plan, round_robin
+from harness.tournaments.tournament import run_tournament
 
 
 def config(**changes):
@@ -156,7 +157,7 @@ def test_rerun_reports_the_first_divergence(run_dir, tmp_path):
 
 def test_cache_only_client_never_imports_litellm(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "litellm", None)
-    from harness.model_cache import ResponseCache
+    from harness.models.cache import ResponseCache
 
     CacheOnlyClient("openai/gpt-4o-mini", ResponseCache(tmp_path / "none.jsonl"))
 
@@ -177,9 +178,9 @@ def test_compare_shows_runs_and_tournament_baselines(base_run, tmp_path):
 
 
 def test_a_call_that_failed_for_good_is_cached_and_replayed(tmp_path):
-    from harness.mock_model import MockModel, first_legal
-    from harness.model_cache import CachedFailure, ResponseCache
-    from harness.model_errors import ModelCallError
+    from harness.models.cache import CachedFailure, ResponseCache
+    from harness.models.errors import ModelCallError
+    from harness.models.mock import MockModel, first_legal
 
     cache_path = tmp_path / "cache.jsonl"
     failing = MockModel(reply_fn=first_legal, schedule={0: "server_error", 1: "server_error"})
@@ -205,8 +206,8 @@ def test_a_call_that_failed_for_good_is_cached_and_replayed(tmp_path):
 
 
 def test_rerun_reproduces_a_run_with_calls_that_failed_for_good(tmp_path, monkeypatch):
-    from harness.mock_model import MockModel, first_legal
-    from harness.model_cache import ResponseCache
+    from harness.models.cache import ResponseCache
+    from harness.models.mock import MockModel, first_legal
 
     # every attempt of calls 3-5 and 20-22 fails: two moves fail for good (max_retries=2 -> 3 attempts each)
     schedule = {i: "server_error" for i in (3, 4, 5, 20, 21, 22)}

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.stats import wilson
+from harness.tournaments.stats import wilson
 
 
 @pytest.mark.parametrize(

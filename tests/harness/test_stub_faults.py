@@ -14,12 +14,21 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.llm_run import LlmRunConfig, run_llm  # noqa: E402
-from harness.mock_model import first_legal  # noqa: E402
-from harness.model_cache import ResponseCache  # noqa: E402
-from harness.model_client import ModelClient  # noqa: E402
-from harness.transcript import TranscriptReader  # noqa: E402
-from stub_server import StubServer, malformed, ok, rate_limit, server_error, slow, truncated  # noqa: E402
+from stub_server import (  # noqa: E402
+    StubServer,
+    malformed,
+    ok,
+    rate_limit,
+    server_error,
+    slow,
+    truncated,
+)
+
+from harness.models.cache import ResponseCache  # noqa: E402
+from harness.models.client import ModelClient  # noqa: E402
+from harness.models.mock import first_legal  # noqa: E402
+from harness.records.transcript import TranscriptReader  # noqa: E402
+from harness.runs.llm_run import LlmRunConfig, run_llm  # noqa: E402
 
 MODEL = "openai/stub-model"
 KEY = "test-key-not-a-secret"

@@ -7,14 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from agents import registry as agent_registry
 from agents.base import Agent
-from agents.registry import AgentEntry, AgentSpecError, registry
-from harness.tournament import (
-    GameFailed, Pairing, TournamentError, check_run_dir, make_plan, read_games, round_robin, run_tournament,
+from agents.spec import AgentEntry, AgentSpecError
+from harness.registry import specs as agent_registry
+from harness.registry.specs import registry
+from harness.tournaments.plan import (
+    GameFailed,
+    Pairing,
+    TournamentError,
+    make_plan,
+    round_robin,
     versus,
 )
-from harness.tournament_results import PRIVILEGED_NOTE, Rates, TournamentResults
+from harness.tournaments.results import PRIVILEGED_NOTE, Rates, TournamentResults
+from harness.tournaments.tournament import check_run_dir, read_games, run_tournament
 
 ENVS = (0, 5)
 GAMES = 4

@@ -6,10 +6,18 @@ import warnings
 import pytest
 from pydantic import ValidationError
 
-from harness.moves import FailureCounts
-from harness.transcript import (
-    CALLS_FILE, GAMES_FILE, CallEntry, GameEntry, RunManifest, TranscriptError, TranscriptReader, TranscriptWriter,
-    resume_point, secret_paths,
+from harness.play.decisions import FailureCounts
+from harness.records.transcript import (
+    CALLS_FILE,
+    GAMES_FILE,
+    CallEntry,
+    GameEntry,
+    RunManifest,
+    TranscriptError,
+    TranscriptReader,
+    TranscriptWriter,
+    resume_point,
+    secret_paths,
 )
 
 FAKE_KEY = "sk-" + "A1b2C3d4E5f6G7h8I9j0"

@@ -1,1 +1,0 @@
-"""Model-driven agents: the model reaches them only through the harness's ModelClient."""

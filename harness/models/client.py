@@ -1,0 +1,317 @@
+"""The model client: one async call path for every model the harness talks to.
+
+``mock/<name>`` models are served in-process by :mod:`harness.models.mock`; every other
+model string goes through ``litellm.acompletion`` (litellm is imported lazily, with
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` so that importing it never touches the network).
+
+Per call: a concurrency limit (an ``asyncio.Semaphore``), a per-attempt timeout, tenacity
+retries with exponential backoff and full jitter on transient failures (rate limits,
+timeouts, connection errors, 5xx, a malformed response body) honouring a Retry-After
+(capped at ``max_retry_after_s``), none on other client errors; token and cost
+accounting per call and in running totals; a response cache.
+
+Cap semantics: ``max_cost_usd`` and ``max_tokens_total`` are checked *before* each call
+that is not a cache hit starts (after it has a concurrency slot): once the running total
+has reached the cap, the call raises :class:`BudgetCapReached` and makes no request.
+Calls already in flight finish and are counted, so the final total may exceed the cap by
+at most what those calls used. Cache hits cost nothing and are never refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from typing import Any
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from harness.models.cache import CachedFailure, ResponseCache
+from harness.models.errors import (
+    BudgetCapReached,
+    ModelCallError,
+    ModelConfigError,
+    ProviderError,
+    classify_error,
+)
+from harness.models.messages import (
+    ModelRequest,
+    ModelResponse,
+    UsageTotals,
+)
+from harness.models.mock import MockExhausted, make_mock
+
+MOCK_PREFIX = "mock/"
+# Providers that need an API key; litellm.validate_environment names the variable.
+KEYED_PROVIDERS: dict[str, str] = {
+    "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY", "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY",
+    "cohere": "COHERE_API_KEY", "deepseek": "DEEPSEEK_API_KEY", "xai": "XAI_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY", "openrouter": "OPENROUTER_API_KEY",
+    "fireworks_ai": "FIREWORKS_AI_API_KEY",
+}
+
+
+def import_litellm() -> Any:
+    """Import litellm without letting it fetch its cost map from the network."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def check_api_key(model: str, *, api_key: str | None = None,
+                  api_base: str | None = None) -> None:
+    """Raise :class:`ModelConfigError` if ``model`` cannot be called as configured.
+
+    Meant to run before any game: an unknown provider, or a known keyed provider whose
+    API key is neither passed nor in the environment. The key's value is never shown.
+    """
+    if model.startswith(MOCK_PREFIX):
+        try:
+            make_mock(model)
+        except ValueError as exc:
+            raise ModelConfigError(str(exc)) from exc
+        return
+    litellm = import_litellm()
+    try:
+        _, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
+    except Exception as exc:  # litellm raises its BadRequestError on an unknown provider
+        raise ModelConfigError(
+            f"unknown model {model!r}: give it as provider/model, e.g. openai/gpt-4o-mini "
+            f"(or mock/<name> for the offline mock models)") from exc
+    if api_key or provider not in KEYED_PROVIDERS:
+        return
+    missing = _missing_keys(litellm, model, provider)
+    if missing:
+        raise ModelConfigError(
+            f"model {model!r} needs {', '.join(missing)} set in the environment "
+            f"(export it before running; it is never written to the run's files)")
+
+
+def _missing_keys(litellm: Any, model: str, provider: str) -> list[str]:
+    validate = getattr(litellm, "validate_environment", None)
+    if validate is not None:
+        try:
+            report = validate(model=model)
+            if not report.get("keys_in_environment", True):
+                return list(report.get("missing_keys") or [KEYED_PROVIDERS[provider]])
+            return []
+        except Exception:  # noqa: BLE001 - fall back on the table below
+            pass
+    variable = KEYED_PROVIDERS[provider]
+    return [] if os.environ.get(variable) else [variable]
+
+
+class ModelClient:
+    """Async model calls with concurrency limit, retries, timeouts, accounting and cache."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        concurrency: int = 32,
+        timeout_s: float = 60.0,
+        max_retries: int = 5,
+        max_cost_usd: float | None = None,
+        max_tokens_total: int | None = None,
+        cache: ResponseCache | None = None,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+        max_retry_after_s: float = 60.0,
+        mock: Any | None = None,
+        seed: int = 0,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.model = model
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.max_cost_usd = max_cost_usd
+        self.max_tokens_total = max_tokens_total
+        self.cache = cache
+        self.api_base = api_base
+        self._api_key = api_key  # never logged, cached or put in a request
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.max_retry_after_s = max_retry_after_s
+        self.usage = UsageTotals()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._occurrences: dict[str, int] = {}  # times each request key was made (see harness.models.cache)
+        self._semaphore: asyncio.Semaphore | None = None
+        self._rng = random.Random(seed)
+        self._mock = mock
+        if self._mock is None and model.startswith(MOCK_PREFIX):
+            self._mock = make_mock(model, seed=seed)
+        elif self._mock is None:
+            import_litellm()  # now, so that its import (~2 s) is not charged to a call
+
+    def __repr__(self) -> str:
+        return f"ModelClient(model={self.model!r}, concurrency={self.concurrency})"
+
+    def request(self, messages: list[dict[str, Any]], **params: Any) -> ModelRequest:
+        """A request for this client's model."""
+        return ModelRequest(model=self.model, messages=messages, params=params)
+
+    def check(self) -> None:
+        """:func:`check_api_key` for this client's model (call before any game)."""
+        if self._mock is None:
+            check_api_key(self.model, api_key=self._api_key, api_base=self.api_base)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request``: from the cache if present, else by calling the model.
+
+        Raises :class:`BudgetCapReached` before a call once a cap is reached, and
+        :class:`ModelCallError` (with ``kind``) when the call fails for good.
+        """
+        if request.model != self.model:
+            raise ValueError(f"request for {request.model!r} sent to a client of {self.model!r}")
+        key = request.key()
+        started = time.perf_counter()
+        occurrence = self._occurrences[key] = self._occurrences.get(key, -1) + 1
+        if self.cache is not None:
+            cached = self.cache.lookup(key, occurrence)
+            if isinstance(cached, CachedFailure):
+                self.usage.cache_hits += 1
+                raise ModelCallError(f"{cached.message} (replayed from the response cache)", kind=cached.kind,
+                                     status_code=cached.status_code, errors=cached.errors, retries=cached.retries)
+            if cached is not None:
+                self.usage.cache_hits += 1
+                return cached.model_copy(update={
+                    "cache_hit": True, "cache_key": key, "retries": 0, "waits_s": [],
+                    "errors": [], "cost_usd": 0.0, "cost_note": "cache hit",
+                    "latency_s": time.perf_counter() - started})
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        async with self._semaphore:
+            self._check_caps()
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                response = await self._call_with_retries(request, key, started)
+            except ModelCallError as failure:
+                if self.cache is not None:
+                    self.cache.put(key, CachedFailure(message=str(failure), kind=failure.kind, status_code=failure.status_code,
+                                                      errors=failure.errors, retries=failure.retries))
+                raise
+            finally:
+                self.in_flight -= 1
+        if self.cache is not None:
+            self.cache.put(key, response)
+        return response
+
+    def _check_caps(self) -> None:
+        if self.max_cost_usd is not None and self.usage.cost_usd >= self.max_cost_usd:
+            raise BudgetCapReached(
+                f"cost cap reached: ${self.usage.cost_usd:.4f} spent of ${self.max_cost_usd:.4f}")
+        if self.max_tokens_total is not None and self.usage.total_tokens >= self.max_tokens_total:
+            raise BudgetCapReached(
+                f"token cap reached: {self.usage.total_tokens} used of {self.max_tokens_total}")
+
+    def _wait(self, retry_state: Any) -> float:
+        """Retry-After when the server sent one (capped), else backoff with full jitter."""
+        info = classify_error(retry_state.outcome.exception())
+        if info.retry_after is not None:
+            return min(info.retry_after, self.max_retry_after_s)
+        ceiling = min(self.backoff_max_s,
+                      self.backoff_base_s * 2 ** (retry_state.attempt_number - 1))
+        return self._rng.uniform(0.0, ceiling)
+
+    async def _call_with_retries(self, request: ModelRequest, key: str,
+                                 started: float) -> ModelResponse:
+        errors: list[str] = []
+        waits: list[float] = []
+
+        def note_retry(retry_state: Any) -> None:
+            waits.append(retry_state.next_action.sleep if retry_state.next_action else 0.0)
+            self.usage.retries += 1
+
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(lambda exc: classify_error(exc).retryable),
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=self._wait,
+            before_sleep=note_retry,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    try:
+                        result = await asyncio.wait_for(self._attempt(request),
+                                                        self._deadline_s())
+                    except Exception as exc:
+                        info = classify_error(exc)
+                        errors.append(info.describe())
+                        kinds = self.usage.errors_by_kind
+                        kinds[info.kind] = kinds.get(info.kind, 0) + 1
+                        raise
+        except MockExhausted:
+            raise  # a test's script ran out: fail loudly, not as a provider error
+        except Exception as exc:
+            info = classify_error(exc)
+            self.usage.failed_calls += 1
+            raise ModelCallError(
+                f"{self.model}: call failed after {len(errors)} attempt(s): {info.describe()}",
+                kind=info.kind, status_code=info.status_code, errors=errors,
+                retries=len(waits)) from exc
+        response = result.model_copy(update={
+            "cache_key": key, "retries": len(waits), "waits_s": waits, "errors": errors,
+            "latency_s": time.perf_counter() - started})
+        self.usage.calls += 1
+        self.usage.prompt_tokens += response.prompt_tokens
+        self.usage.completion_tokens += response.completion_tokens
+        self.usage.cost_usd += response.cost_usd
+        return response
+
+    def _deadline_s(self) -> float:
+        """The hard deadline of one attempt. Through litellm the HTTP timeout is
+        ``timeout_s`` (litellm raises its Timeout); the deadline adds a grace for
+        litellm's own work (its first call in a process sets itself up for ~1 s)."""
+        if self._mock is not None:
+            return self.timeout_s
+        return self.timeout_s + max(2.0, 0.5 * self.timeout_s)
+
+    async def _attempt(self, request: ModelRequest) -> ModelResponse:
+        if self._mock is not None:
+            reply = await self._mock.acomplete(request.messages, request.params)
+            return ModelResponse(
+                model=request.model, text=reply.text, finish_reason=reply.finish_reason,
+                prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                cost_usd=0.0, cost_note="mock model")
+        litellm = import_litellm()
+        kwargs: dict[str, Any] = dict(request.params)
+        kwargs.setdefault("timeout", self.timeout_s)
+        kwargs["max_retries"] = 0  # the retries are ours, not the SDK's
+        if self.api_base is not None:
+            kwargs["api_base"] = self.api_base
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key
+        raw = await litellm.acompletion(model=request.model, messages=request.messages, **kwargs)
+        return _response_from_litellm(litellm, request.model, raw)
+
+
+def _response_from_litellm(litellm: Any, model: str, raw: Any) -> ModelResponse:
+    try:
+        choice = raw.choices[0]
+        text = choice.message.content
+        finish_reason = choice.finish_reason
+    except (AttributeError, IndexError, TypeError) as exc:
+        raise ProviderError(f"response without a choice: {exc}",
+                            kind="malformed_response") from exc
+    usage = getattr(raw, "usage", None)
+    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    cost, note = 0.0, None
+    try:
+        cost = float(litellm.completion_cost(completion_response=raw) or 0.0)
+    except Exception as exc:  # noqa: BLE001 - litellm raises many kinds for unpriced models
+        note = f"cost unknown for {model}: {type(exc).__name__}"
+    return ModelResponse(model=model, text=text or "", finish_reason=finish_reason,
+                         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                         cost_usd=cost, cost_note=note)

@@ -1,0 +1,229 @@
+"""Scripted mock models: offline stand-ins for a foundation model, for tests and the CLI.
+
+``--model mock/<name>`` picks one from :data:`MOCK_MODELS` (see :func:`make_mock`);
+tests build a :class:`MockModel` directly. A mock answers from a fixed list of replies
+(raising :class:`MockExhausted` when they run out) or from a function of the messages
+(e.g. the first legal move listed in the prompt), and can inject failures by
+probability or by schedule:
+
+- raised, as a real provider would fail (retried by the client): ``rate_limit`` (with
+  ``retry_after``), ``server_error`` (HTTP 500), ``timeout``, ``malformed_response``;
+- returned, a reply the move verifier must cope with: ``empty``, ``garbage``
+  (unparseable text), ``truncated`` (``finish_reason='length'``), ``refusal``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.models.errors import ModelConfigError, ProviderError
+from harness.models.messages import Messages, last_user_text, message_text
+from harness.models.reasoner import reasoned_strategy
+
+RAISED_FAILURES = ("rate_limit", "server_error", "timeout", "malformed_response")
+REPLY_FAILURES = ("empty", "garbage", "truncated", "refusal")
+FAILURE_KINDS = RAISED_FAILURES + REPLY_FAILURES
+REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
+
+ReplyFn = Callable[[Messages, random.Random], str]
+
+_LEGAL_LINE = re.compile(r"legal\s+moves?[^:\n]*[:=]\s*(?P<moves>[^\n]*)", re.IGNORECASE)
+_MOVE = re.compile(r"\b(?:[a-z]\d{1,2}|pass)\b", re.IGNORECASE)
+
+
+class MockExhausted(RuntimeError):
+    """A mock model with a fixed list of replies was asked for one more."""
+
+
+class UnknownMockModel(ModelConfigError):
+    """``mock/<name>`` names no registered mock model."""
+
+
+@dataclass(frozen=True)
+class MockReply:
+    """One reply of a mock model."""
+
+    text: str
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def legal_moves_in(text: str) -> list[str]:
+    """Moves listed in a prompt, lower-cased: those on the last ``Legal moves: ...`` line,
+    else every move-like token (``d3``, ``pass``) in the text, in order."""
+    lines = _LEGAL_LINE.findall(text)
+    source = lines[-1] if lines else text
+    return [move.lower() for move in _MOVE.findall(source)]
+
+
+def first_legal(messages: Messages, rng: random.Random) -> str:
+    """The first legal move listed in the last user message (``pass`` if none)."""
+    moves = legal_moves_in(last_user_text(messages))
+    return moves[0] if moves else "pass"
+
+
+def random_legal(messages: Messages, rng: random.Random) -> str:
+    """A legal move from the last user message, drawn with the mock's seeded generator."""
+    moves = legal_moves_in(last_user_text(messages))
+    return rng.choice(moves) if moves else "pass"
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (4 characters a token), for the mock's accounting."""
+    return max(1, (len(text) + 3) // 4) if text else 0
+
+
+class MockModel:
+    """A scripted model; see the module docstring. Randomness only from ``seed``."""
+
+    def __init__(
+        self,
+        *,
+        replies: Sequence[str] | None = None,
+        reply_fn: ReplyFn | None = None,
+        failure_rate: float = 0.0,
+        failure_kinds: Sequence[str] = FAILURE_KINDS,
+        schedule: Mapping[int, str] | Sequence[str | None] | None = None,
+        retry_after: float = 0.0,
+        latency_s: float = 0.0,
+        seed: int = 0,
+        name: str = "scripted",
+    ) -> None:
+        if (replies is None) == (reply_fn is None):
+            raise ValueError("give a mock model either replies or reply_fn")
+        unknown = set(failure_kinds).union(_schedule_kinds(schedule)) - set(FAILURE_KINDS)
+        if unknown:
+            raise ValueError(f"unknown failure kinds {sorted(unknown)}; valid: {FAILURE_KINDS}")
+        if not 0.0 <= failure_rate <= 1.0:
+            raise ValueError("failure_rate must be within [0, 1]")
+        self.name = name
+        self._replies = list(replies) if replies is not None else None
+        self._reply_fn = reply_fn
+        self.failure_rate = failure_rate
+        self.failure_kinds = tuple(failure_kinds)
+        self._schedule = _schedule_dict(schedule)
+        self.retry_after = retry_after
+        self.latency_s = latency_s
+        self._rng = random.Random(seed)
+        self.calls = 0  # every call, failed ones included
+        self.failures: dict[str, int] = {}
+        self.prompts: list[list[dict[str, Any]]] = []
+
+    def _failure_for(self, call_index: int) -> str | None:
+        if call_index in self._schedule:
+            return self._schedule[call_index]
+        if self.failure_rate and self._rng.random() < self.failure_rate:
+            return self._rng.choice(self.failure_kinds)
+        return None
+
+    def complete(self, messages: Messages, params: Mapping[str, Any] | None = None) -> MockReply:
+        """Answer one call, or raise the scheduled/drawn failure."""
+        call_index = self.calls
+        self.calls += 1
+        self.prompts.append([dict(m) for m in messages])
+        failure = self._failure_for(call_index)
+        if failure is not None:
+            self.failures[failure] = self.failures.get(failure, 0) + 1
+        if failure in RAISED_FAILURES:
+            raise _raised_failure(failure, self.retry_after, call_index)
+        prompt_tokens = sum(estimate_tokens(message_text(m)) for m in messages)
+        if failure is not None:
+            text, reason = self._failed_reply(failure, messages)
+        else:
+            text, reason = self._next_text(messages), "stop"
+        return MockReply(text, reason, prompt_tokens, estimate_tokens(text))
+
+    async def acomplete(self, messages: Messages,
+                        params: Mapping[str, Any] | None = None) -> MockReply:
+        """:meth:`complete`, after ``latency_s`` of simulated latency."""
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        return self.complete(messages, params)
+
+    def _next_text(self, messages: Messages) -> str:
+        if self._replies is not None:
+            if not self._replies:
+                raise MockExhausted(
+                    f"mock model {self.name!r} ran out of scripted replies after "
+                    f"{self.calls - 1} call(s)")
+            return self._replies.pop(0)
+        assert self._reply_fn is not None
+        return self._reply_fn(messages, self._rng)
+
+    def _failed_reply(self, failure: str, messages: Messages) -> tuple[str, str]:
+        if failure == "empty":
+            return "", "stop"
+        if failure == "garbage":
+            return "Hmm, let me think about the board... ~~##", "stop"
+        if failure == "refusal":
+            return REFUSAL_TEXT, "stop"
+        full = "After weighing the corners and the disc counts, my move is"  # truncated
+        return full[: self._rng.randint(5, len(full) - 1)], "length"
+
+
+def _schedule_kinds(schedule: Mapping[int, str] | Sequence[str | None] | None) -> set[str]:
+    return {kind for kind in _schedule_dict(schedule).values() if kind is not None}
+
+
+def _schedule_dict(schedule: Mapping[int, str] | Sequence[str | None] | None) -> dict[int, str]:
+    if schedule is None:
+        return {}
+    if isinstance(schedule, Mapping):
+        return {int(k): v for k, v in schedule.items() if v is not None}
+    return {i: kind for i, kind in enumerate(schedule) if kind is not None}
+
+
+def _raised_failure(kind: str, retry_after: float, call_index: int) -> ProviderError:
+    where = f"(mock failure injected at call {call_index})"
+    if kind == "rate_limit":
+        return ProviderError(f"rate limited {where}", kind=kind, status_code=429,
+                             retry_after=retry_after)
+    if kind == "server_error":
+        return ProviderError(f"internal server error {where}", kind=kind, status_code=500)
+    if kind == "timeout":
+        return ProviderError(f"request timed out {where}", kind=kind)
+    return ProviderError(f"response body is not valid JSON {where}", kind=kind)
+
+
+STRATEGY_REPLY = (
+    '{"schema_version": 1, "belief": {"regime": "majority", "k_low": 0.5, "k_high": 0.8, "confidence": 0.3, '
+    '"rationale": "a fixed mock belief"}, "target_ratio": 0.55, "weights": {"corners": 15.0, "mobility": 5.0}, '
+    '"rationale": "a fixed mock strategy"}'
+)
+
+
+def fixed_strategy(messages: Messages, rng: random.Random) -> str:
+    """A fixed, valid llm-strategist strategy (majority, target share 0.55), whatever the prompt."""
+    return STRATEGY_REPLY
+
+
+# name -> (reply function, default failure rate). Names are used as ``mock/<name>``.
+MOCK_MODELS: dict[str, tuple[ReplyFn, float]] = {
+    "first-legal": (first_legal, 0.0),
+    "random-legal": (random_legal, 0.0),
+    "flaky-first-legal": (first_legal, 0.2),  # 20% of calls fail, every kind
+    "flaky-random-legal": (random_legal, 0.2),
+    "strategist": (fixed_strategy, 0.0),  # llm-strategist: one fixed strategy
+    "flaky-strategist": (fixed_strategy, 0.2),
+    "reasoner": (reasoned_strategy, 0.0),  # llm-strategist: deduces K from the memory table (harness.models.reasoner)
+}
+
+
+def make_mock(name: str, seed: int = 0, **options: Any) -> MockModel:
+    """The registered mock model ``name`` (``mock/`` prefix optional).
+
+    ``options`` are passed to :class:`MockModel` (e.g. ``failure_rate``, ``latency_s``).
+    """
+    short = name.removeprefix("mock/")
+    if short not in MOCK_MODELS:
+        valid = ", ".join(f"mock/{n}" for n in sorted(MOCK_MODELS))
+        raise UnknownMockModel(f"unknown mock model {name!r}; valid: {valid}")
+    reply_fn, failure_rate = MOCK_MODELS[short]
+    options.setdefault("failure_rate", failure_rate)
+    return MockModel(reply_fn=reply_fn, seed=seed, name=f"mock/{short}", **options)

@@ -1,0 +1,233 @@
+"""Model-proposed moves: a tolerant reply parser, engine verification, re-asking, failure accounting.
+
+This layer knows nothing about any model. It gets an async ``ask(messages)``
+callable (the model client, a mock, a test script) and turns replies into
+verified moves; :mod:`harness.play.verified_game` plays whole games with it.
+
+Parsing (:func:`parse_reply`). Candidates are looked for in this order and the
+first stage that finds one decides:
+
+1. **JSON**: the last JSON object in the reply that has a ``"move"`` key with a
+   string value (``{"move": "d3"}``), bare, inside a fenced ```json block or
+   inside prose.
+2. **A final-answer line**: the last line that starts (after markdown such as
+   ``**``, ``>``, ``#``, ``-``) with ``move``, ``final move``, ``final answer``,
+   ``answer``, ``my move``, ``chosen move`` or ``best move``, a separator
+   (``:``, ``=``, ``-``, a dash or ``is``) and a move: ``MOVE: d3``,
+   ``Final answer: **D3**``, ``Answer - d3``, ``"move": "d3"`` in broken JSON.
+3. **A bare coordinate**: the last coordinate (or ``pass``) on the last
+   non-empty line (``d3``, ``I play D3.``). When the reply was cut off
+   (``finish_reason == "length"``) its last line is an unfinished thought, so
+   this stage then accepts only a reply that is a move and nothing else.
+
+Case never matters. A coordinate that is well-formed but not on the board
+(``z9``, ``a12`` on 8 rows) is parsed, with ``move=None``, and fails
+verification as an illegal move. With no candidate the failure is, in order:
+``truncated`` (finish_reason ``length``), ``empty_or_refusal`` (blank text or
+refusal phrasing such as "I can't"), else ``parse_error``.
+
+Re-asking (:class:`MoveAsker`). A failed attempt is answered by appending the
+model's reply (as an assistant message, when it is not empty) and a user
+message with the reason and the legal moves; a call that failed outright
+(:class:`ModelCallFailed`: timeout, API error) is retried with the same
+messages, since the model saw nothing. Every failed attempt is counted once by
+its kind. After ``max_retries`` re-asks the policy applies: ``forfeit`` (the
+decision has no move and the game layer scores a loss) or ``random`` (a
+uniformly random legal move from the given generator, flagged as a fallback).
+An illegal move is never returned.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from engine.layout import Layout
+from engine.notation import NotationError, format_move, parse_move
+from engine.protocol.observation import Observation
+from harness.play.decisions import (
+    Attempt,
+    FailureKind,
+    Message,
+    MoveDecision,
+    ParsedMove,
+    ParseFailure,
+)
+
+Reply = tuple[str | None, str | None] | tuple[str | None, str | None, Any]
+AskFn = Callable[[list[Message]], Awaitable[Reply]]
+FallbackPolicy = Literal["forfeit", "random"]
+FALLBACK_POLICIES = ("forfeit", "random")
+
+
+class ModelCallFailed(Exception):
+    """Raised by an ``ask`` callable when the call itself failed; ``kind`` is TIMEOUT or API_ERROR."""
+
+    def __init__(self, kind: FailureKind | str, detail: str = "") -> None:
+        kind = FailureKind(kind)
+        if kind not in (FailureKind.TIMEOUT, FailureKind.API_ERROR):
+            raise ValueError(f"ModelCallFailed kind must be timeout or api_error, not {kind.value}")
+        self.kind, self.detail = kind, detail
+        super().__init__(f"{kind.value}: {detail}" if detail else kind.value)
+
+
+# ---------------------------------------------------------------- parsing
+
+_TOKEN = r"(?P<tok>pass|[a-z]\d{1,2})(?![a-z0-9])"
+_FINAL_LINE = re.compile(
+    r"^[\s>*_#`\-]*[\"']?(?:(?:the|my)\s+)?(?:final\s+answer|final\s+move|chosen\s+move|best\s+move|answer|move)"
+    r"[\"'*_\s]*(?:is\b\s*[:=\-\u2013\u2014]?|[:=\-\u2013\u2014])[\s*_`\"'(\[]*" + _TOKEN,
+    re.IGNORECASE,
+)
+_BARE = re.compile(r"(?<![a-z0-9])" + _TOKEN, re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"\b(?:i\s+(?:can(?:no|['\u2019])t|won['\u2019]?t|am\s+(?:not\s+able|unable)|'m\s+(?:not\s+able|unable)|refuse)"
+    r"|i\s+can\s+not|unable\s+to\s+(?:help|assist|comply)|as\s+an\s+ai)\b",
+    re.IGNORECASE,
+)
+
+
+def parse_reply(text: str | None, layout: Layout, finish_reason: str | None = None) -> ParsedMove | ParseFailure:
+    """The move a reply proposes, or why none could be read (see the module docstring for the precedence)."""
+    text = text or ""
+    truncated = finish_reason == "length"
+    found = _from_json(text) or _from_final_line(text) or _from_bare(text, whole_reply_only=truncated)
+    if found is not None:
+        token, source = found
+        return _parsed(token, source, layout)
+    if truncated:
+        return ParseFailure(FailureKind.TRUNCATED, "the reply was cut off (length limit) before a move was given")
+    if not text.strip():
+        return ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply was empty")
+    if _REFUSAL.search(text):
+        return ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply declined to give a move")
+    return ParseFailure(FailureKind.PARSE_ERROR, "no move found in the reply")
+
+
+def _parsed(token: str, source: str, layout: Layout) -> ParsedMove:
+    notation = token.strip().lower()
+    try:
+        move: int | None = parse_move(notation, layout)
+    except NotationError:
+        move = None
+    return ParsedMove(notation, move, source)  # type: ignore[arg-type]
+
+
+def _from_json(text: str) -> tuple[str, str] | None:
+    decoder = json.JSONDecoder()
+    found = None
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except ValueError:
+            position = text.find("{", position + 1)
+            continue
+        if isinstance(value, dict):
+            move = next((v for k, v in value.items() if str(k).strip().lower() == "move"), None)
+            if isinstance(move, str) and _BARE.fullmatch(move.strip()):
+                found = (move.strip(), "json")
+        position = text.find("{", end)
+    return found
+
+
+def _from_final_line(text: str) -> tuple[str, str] | None:
+    found = None
+    for line in text.splitlines():
+        match = _FINAL_LINE.search(line)
+        if match:
+            found = (match.group("tok"), "final_line")
+    return found
+
+
+def _from_bare(text: str, whole_reply_only: bool) -> tuple[str, str] | None:
+    if whole_reply_only:
+        match = _BARE.fullmatch(text.strip().strip("`*_\"'. "))
+        return (match.group("tok"), "bare") if match else None
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return None
+    matches = list(_BARE.finditer(lines[-1]))
+    return (matches[-1].group("tok"), "bare") if matches else None
+
+
+# ---------------------------------------------------------------- verification and accounting
+
+def verify(parsed: ParsedMove | ParseFailure, legal_moves: Sequence[int], layout: Layout) -> tuple[str, FailureKind | None, str | None]:
+    """(verdict, failure kind, reason for the model): verdict is ``legal``, ``illegal`` or ``unparsed``."""
+    if isinstance(parsed, ParseFailure):
+        return "unparsed", parsed.kind, parsed.detail
+    if parsed.move is not None and parsed.move in legal_moves:
+        return "legal", None, None
+    where = "is not on the board" if parsed.move is None else "is not legal here"
+    return "illegal", FailureKind.ILLEGAL_MOVE, f"Your move {parsed.notation} {where}. Legal moves: {legal_list(legal_moves, layout)}."
+
+
+def legal_list(legal_moves: Sequence[int], layout: Layout) -> str:
+    """``d3, e3, pass`` for the given moves."""
+    return ", ".join(format_move(move, layout) for move in legal_moves) or "none"
+
+
+# ---------------------------------------------------------------- asking
+
+Feedback = Callable[[Attempt, Observation], str]
+
+
+def default_feedback(attempt: Attempt, obs: Observation) -> str:
+    """The re-ask message: the reason and the legal moves (a prompting layer may pass a template-rendered one)."""
+    legal = legal_list(obs.legal_moves, obs.rules.layout)
+    if attempt.verdict == "illegal" and attempt.reason:
+        return f"{attempt.reason} Reply with one legal move."
+    return f"I could not read a move from your reply ({attempt.reason}). Legal moves: {legal}. Reply with one legal move, e.g. MOVE: {legal.split(', ')[0]}."
+
+
+class MoveAsker:
+    """Asks a model for a move, verifies it with the engine and re-asks with the reason on failure."""
+
+    def __init__(
+        self, ask: AskFn, *, max_retries: int = 2, policy: FallbackPolicy = "forfeit",
+        rng: np.random.Generator | None = None, feedback: Feedback = default_feedback,
+    ) -> None:
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"max_retries={max_retries!r}: give a whole number 0 or more")
+        if policy not in FALLBACK_POLICIES:
+            raise ValueError(f"policy={policy!r}: choose one of {', '.join(FALLBACK_POLICIES)}")
+        if policy == "random" and not isinstance(rng, np.random.Generator):
+            raise TypeError("policy='random' needs a numpy Generator: MoveAsker(..., rng=np.random.default_rng(seed))")
+        self.ask, self.max_retries, self.policy, self.rng, self.feedback = ask, max_retries, policy, rng, feedback
+
+    async def decide(self, obs: Observation, messages: Sequence[Message]) -> MoveDecision:
+        """Up to ``1 + max_retries`` calls; then the fallback policy. Never returns an illegal move."""
+        if not obs.legal_moves:
+            raise ValueError("no legal moves: the game is over, there is nothing to ask")
+        conversation = list(messages)
+        attempts: list[Attempt] = []
+        for _ in range(1 + self.max_retries):
+            attempt = await self._attempt(conversation, obs)
+            attempts.append(attempt)
+            if attempt.verdict == "legal":
+                return MoveDecision(attempt.parsed.move, False, attempts)  # type: ignore[union-attr]
+            if attempt.verdict != "call_failed":
+                if attempt.text:
+                    conversation.append({"role": "assistant", "content": attempt.text})
+                conversation.append({"role": "user", "content": self.feedback(attempt, obs)})
+        if self.policy == "random":
+            move = int(obs.legal_moves[int(self.rng.integers(len(obs.legal_moves)))])  # type: ignore[union-attr]
+            return MoveDecision(move, False, attempts, fallback_used=True)
+        return MoveDecision(None, True, attempts)
+
+    async def _attempt(self, conversation: list[Message], obs: Observation) -> Attempt:
+        sent = tuple(dict(m) for m in conversation)
+        try:
+            reply = await self.ask(list(sent))
+        except ModelCallFailed as failure:
+            return Attempt(sent, None, None, None, "call_failed", failure.kind, failure.detail or failure.kind.value)
+        text, finish_reason = reply[0], reply[1]
+        meta = reply[2] if len(reply) > 2 else None
+        parsed = parse_reply(text, obs.rules.layout, finish_reason)
+        verdict, kind, reason = verify(parsed, obs.legal_moves, obs.rules.layout)
+        return Attempt(sent, text, finish_reason, parsed, verdict, kind, reason, meta)  # type: ignore[arg-type]

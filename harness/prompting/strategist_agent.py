@@ -1,0 +1,334 @@
+"""``llm-strategist``: the model sets a strategy once per batch of games; Minimax plays the moves.
+
+Per batch of ``batch`` games (default 50) the agent renders ``system.j2`` and
+``strategy.j2`` (the episode memory of the games before the batch, fitted to a
+token budget) and asks the model once for a :class:`Strategy`: its belief about
+the hidden condition (the fields of :class:`harness.prompting.beliefs.Belief`), a target
+share of the final discs ``target_ratio`` (own / (own + opponent), 0..1) and
+weights of the Minimax evaluation features (names from
+``agents.search.features.FEATURES``; missing ones keep ``DEFAULT_WEIGHTS``).
+
+A reply that holds no valid strategy (or a failed call) is re-asked with the
+reason, up to ``max_retries`` times; then the previous strategy is kept (before
+the first success: :data:`DEFAULT_STRATEGY`, standard Othello play) and the
+failure is counted (``strategy_failures``). Every attempt goes to ``on_call``;
+the belief of each batch goes to ``on_belief`` with the batch's first game
+number as the checkpoint (None and the error when the batch kept an old
+strategy); the strategy in force goes to ``on_strategy``.
+
+The batch's games are self-play (both colours) by an alpha-beta search
+(``agents.search.api``) with the strategy's weights, depth ``search_depth``, and
+an exact endgame solve at ``endgame`` empty cells or fewer. Finished games are
+scored by :func:`ratio_utility`: ``-|own / (own + opp) - target_ratio|`` from
+the mover's view, so the searcher (and the exact solver near the end) steers
+towards the target share rather than towards the most discs. Frozen evaluation
+(``decider``/``act``) uses the last strategy.
+
+Batches start every ``batch`` games and also at each belief checkpoint
+(``checkpoints``, games finished): a checkpoint that falls inside a batch cuts it
+short, so the model states its belief after exactly that many games. A
+checkpoint equal to the budget is asked after the last game, and that strategy
+plays the evaluation.
+
+Resume: the memory is rebuilt from the arena's ledger; a batch interrupted in
+the middle is re-planned from the memory as it was at the batch's start, so the
+prompt is the same and the run's response cache answers it without the
+network; its calls and belief are not recorded a second time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+
+from agents.base import Agent, AgentContext, choose, forced_move
+from agents.search.api import SearchTables, empties, search_position, solve_position
+from agents.search.endgame import ratio_utility
+from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
+from agents.spec import AgentSpecError, register
+from engine.protocol.belief import Belief
+from engine.protocol.observation import Observation
+from harness.models.client import ModelClient
+from harness.models.errors import ModelCallError
+from harness.models.messages import ModelResponse
+from harness.play.decisions import MoveDecision
+from harness.prompting.beliefs import describe_validation_error, json_objects
+from harness.prompting.policy_agent import (
+    PHASE_CODES,
+    BeliefSink,
+    CallSink,
+    GameSink,
+    MemoryAgent,
+    _no_call,
+    call_fields,
+    model_driven_message,
+)
+from harness.prompting.renderer import EpisodeMemory, PromptRenderer, fit_memory
+
+STRATEGY_SCHEMA_VERSION = 1
+StrategySink = Callable[[int, "Strategy", "str | None", bool], None]  # batch start, strategy in force, error, new?
+
+
+class StrategyParseError(ValueError):
+    """A reply that holds no valid strategy; the message says what was wrong."""
+
+
+class Strategy(BaseModel):
+    """A batch's plan: the belief, the target share of the final discs, the evaluation weights."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    schema_version: int = STRATEGY_SCHEMA_VERSION
+    belief: Belief | None = None
+    target_ratio: float = Field(ge=0.0, le=1.0, validation_alias=AliasChoices("target_ratio", "target"))
+    weights: dict[str, float] = Field(default_factory=dict)
+    rationale: str | None = None
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value != STRATEGY_SCHEMA_VERSION:
+            raise ValueError(f"schema_version {value} is not supported; use {STRATEGY_SCHEMA_VERSION}")
+        return value
+
+    @field_validator("target_ratio")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    @field_validator("weights")
+    @classmethod
+    def _known_features(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(value) - set(FEATURES))
+        if unknown:
+            raise ValueError(f"unknown feature(s) {', '.join(unknown)}; valid features: {', '.join(FEATURES)}")
+        if not all(math.isfinite(v) for v in value.values()):
+            raise ValueError("weights must be finite numbers")
+        return value
+
+    def full_weights(self) -> dict[str, float]:
+        """Every feature's weight: the strategy's, else the default."""
+        return DEFAULT_WEIGHTS | self.weights
+
+
+DEFAULT_STRATEGY = Strategy(
+    belief=Belief(regime="unknown", k_low=0.0, k_high=1.0, confidence=0.0), target_ratio=1.0,
+    rationale="default before any strategy from the model: standard Othello (most discs)",
+)
+
+
+def parse_strategy(text: str) -> Strategy:
+    """The strategy in a reply: a bare JSON object, one in a ```json fence, or one embedded in prose.
+
+    The first candidate object that validates wins; ``{"strategy": {...}}`` is
+    unwrapped. Missing ``weights`` keep the defaults, a missing ``belief`` is None;
+    ``target_ratio`` (or ``target``) is required. StrategyParseError says why nothing did.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise StrategyParseError("the reply is empty; expected a JSON object with belief, target_ratio and weights")
+    objects = json_objects(text)
+    if not objects:
+        raise StrategyParseError(
+            'no JSON object found in the reply; expected e.g. {"belief": {...}, "target_ratio": 0.6, "weights": {...}}')
+    problems = []
+    for candidate in objects:
+        if isinstance(candidate.get("strategy"), dict) and len(candidate) == 1:
+            candidate = candidate["strategy"]
+        if "target_ratio" not in candidate and "target" not in candidate and "regime" in candidate:
+            continue  # a nested belief object found on its own: not a strategy candidate
+        try:
+            return Strategy.model_validate(candidate)
+        except ValidationError as error:
+            problems.append(describe_validation_error(error))
+    if not problems:
+        raise StrategyParseError("the JSON in the reply is not a valid strategy: target_ratio: Field required")
+    raise StrategyParseError("the JSON in the reply is not a valid strategy: " + problems[0])
+
+
+@dataclass(frozen=True)
+class LlmStrategistConfig:
+    """How the agent prompts, plans and searches."""
+
+    hint_level: str = "ratio"
+    max_retries: int = 2
+    memory_tokens: int = 1500
+    batch: int = 50
+    search_depth: int = 3
+    endgame: int = 10
+    checkpoints: tuple[int, ...] = ()  # extra batch starts: beliefs after exactly these many games
+    params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
+
+    def batch_bounds(self, index: int, budget: int) -> tuple[int, int]:
+        """(first game, end) of the batch holding game ``index``: every ``batch`` games and at each checkpoint."""
+        starts = {index - index % self.batch, *(c for c in self.checkpoints if 0 < c <= index)}
+        start = max(starts)
+        ends = [start - start % self.batch + self.batch, budget, *(c for c in self.checkpoints if c > start)]
+        return start, min(ends)
+
+    def __post_init__(self) -> None:
+        if self.batch < 1 or self.search_depth < 1 or self.endgame < 0 or self.max_retries < 0:
+            raise ValueError("llm-strategist: batch and search_depth >= 1, endgame and max_retries >= 0")
+
+
+class _Searcher:
+    """Alpha-beta with a strategy's weights and target utility; ties drawn with the caller's generator."""
+
+    def __init__(self, rules: Any, strategy: Strategy, config: LlmStrategistConfig, tables: SearchTables) -> None:
+        self.rules, self.config, self.tables = rules, config, tables
+        self.weights = weights_array(strategy.full_weights())
+        self.utility = ratio_utility(rules.layout.cells, strategy.target_ratio)
+
+    def move(self, observation: Observation, rng: np.random.Generator) -> int:
+        forced = forced_move(observation)
+        if forced is not None:
+            return forced
+        rules, state = observation.rules, observation.state
+        if self.config.endgame and empties(rules, state) <= self.config.endgame:
+            result = solve_position(rules, state, self.utility, tables=self.tables)
+        else:
+            result = search_position(rules, state, self.config.search_depth, self.weights, self.utility, tables=self.tables)
+        return choose(rng, result.ties)
+
+
+class LlmStrategistAgent(MemoryAgent):
+    """A model choosing a strategy per batch, Minimax playing it; see the module docstring."""
+
+    name = "llm-strategist"
+
+    def __init__(
+        self, context: AgentContext, rng: np.random.Generator, client: ModelClient, *,
+        budget: int, seed: int = 0, config: LlmStrategistConfig | None = None, renderer: PromptRenderer | None = None,
+        on_call: CallSink = _no_call, on_game: GameSink | None = None, on_belief: BeliefSink | None = None,
+        on_strategy: StrategySink | None = None, beliefs_done: Sequence[int] = (),
+    ) -> None:
+        super().__init__(context, rng, client, budget=budget, seed=seed, config=config or LlmStrategistConfig(),
+                         renderer=renderer, on_call=on_call, on_game=on_game, on_belief=on_belief,
+                         beliefs_done=beliefs_done)
+        self.on_strategy = on_strategy
+        self.strategy: Strategy = DEFAULT_STRATEGY
+        self.strategy_failures = 0
+        self.model_calls = 0
+        self._tables = SearchTables(self.rules.layout)
+        self._searcher = _Searcher(self.rules, self.strategy, self.config, self._tables)
+
+    # ------------------------------------------------------------------ planning
+
+    def messages(self, games_played: int) -> tuple[list[dict[str, Any]], str]:
+        """System and strategy prompts from the memory of the first ``games_played`` games, and the template hash."""
+        memory = EpisodeMemory(self.memory.games[:games_played])
+        view = fit_memory(memory, self.config.memory_tokens, self.renderer)
+        prompt = self.renderer.render(
+            "strategy", memory=view, games_played=games_played, budget=self.budget,
+            batch=max(1, self.config.batch_bounds(games_played, self.budget)[1] - games_played),
+            schema_version=STRATEGY_SCHEMA_VERSION, features={n: DEFAULT_WEIGHTS[n] for n in FEATURES})
+        return [{"role": "system", "content": self.system.text}, {"role": "user", "content": prompt.text}], prompt.template_hash
+
+    async def plan(self, games_played: int) -> Strategy | None:
+        """Ask for the strategy of the batch starting after ``games_played`` games; None if it kept the old one."""
+        record = games_played not in self.beliefs_done
+        self.beliefs_done.add(games_played)
+        messages, template_hash = self.messages(games_played)
+        strategy, error = None, None
+        for attempt in range(self.config.max_retries + 1):
+            response: ModelResponse | None = None
+            text = None
+            try:
+                self.model_calls += 1
+                response = await self.client.complete(self.client.request(messages, **self.config.params))
+                text = response.text
+                strategy = parse_strategy(text)
+            except ModelCallError as failure:
+                error = f"call failed: {failure}"
+            except StrategyParseError as failure:
+                error = str(failure)
+            if record:
+                self.on_call(call_fields(
+                    response, game_index=None, phase="adapt", ply=None, attempt=attempt, messages=list(messages),
+                    reply=text, finish_reason=response.finish_reason if response else None, parsed_move=None,
+                    verdict=None if response else "call_failed", failure_kind=None if strategy else "strategy_error",
+                    template_hash=template_hash,
+                ))
+            if strategy is not None:
+                error = None
+                break
+            if response is not None:
+                messages = messages + [
+                    {"role": "assistant", "content": text or ""},
+                    {"role": "user", "content": f"Your reply could not be used: {error}. "
+                                                "Reply again with one JSON object in the format described above."},
+                ]
+        if strategy is None:
+            self.strategy_failures += 1
+        else:
+            self.strategy = strategy
+            self._searcher = _Searcher(self.rules, strategy, self.config, self._tables)
+        if record:
+            if self.on_belief is not None:
+                self.on_belief(games_played, strategy.belief if strategy else None,
+                               error if strategy is None else (None if strategy.belief else "the strategy holds no belief"))
+            if self.on_strategy is not None:
+                self.on_strategy(games_played, self.strategy, error, strategy is not None)
+        return strategy
+
+    # ------------------------------------------------------------------ play
+
+    def decider(self, phase: str, game_index: int) -> Callable[[Observation], MoveDecision]:
+        """A decider for one game with the strategy now in force (its own generator per phase and game)."""
+        rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
+        searcher = self._searcher
+
+        def decide(obs: Observation) -> MoveDecision:
+            return MoveDecision(searcher.move(obs, rng), False, [])
+
+        decide.name = self.name  # type: ignore[attr-defined]
+        return decide
+
+    def report_calls(self, phase: str, game_index: int, decisions: Sequence[Any]) -> None:
+        """No model calls are made during a game (kept for the harness's interface)."""
+        return None
+
+    def act(self, observation: Observation) -> int:
+        """The move of the last strategy's searcher."""
+        return self._searcher.move(observation, self.rng)
+
+    async def adapt_async(self, arena: Any) -> None:
+        """Batches of self-play until the budget is spent."""
+        self.rebuild_memory(arena)
+        planned: int | None = None
+        while arena.remaining > 0:
+            index = arena.games_played
+            batch_start, _ = self.config.batch_bounds(index, self.budget)
+            if planned != batch_start:
+                await self.plan(batch_start)
+                planned = batch_start
+            decide = self.decider("adapt", index)
+            game, _ = await arena.play_verified(decide, decide, (self.name, self.name))
+            self.remember(game.record, index % 2)
+            if self.on_game is not None:
+                self.on_game("adapt", index, game, index % 2)
+        if arena.games_played in self.config.checkpoints and planned != arena.games_played:
+            await self.plan(arena.games_played)  # the belief after the last game; its strategy plays the evaluation
+
+
+@register(
+    "llm-strategist",
+    "A model writes a strategy (weights, target share) per batch of games; Minimax plays it; adapts within the budget",
+    model_driven=True,
+)
+def llm_strategist_entry(context: AgentContext, rng: np.random.Generator) -> Agent:
+    """Model-driven: built by ``arena run`` (model client, transcripts), not from a spec string."""
+    raise AgentSpecError(model_driven_message("llm-strategist"))

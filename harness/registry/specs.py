@@ -1,0 +1,112 @@
+"""The agent registry: every agent a spec string can name, classical and model-driven, built from specs.
+
+A spec is ``name`` or ``name:key=value,key=value`` (e.g. ``minimax:depth=5``).
+The family modules in :data:`FAMILY_MODULES` declare their agents with
+:func:`agents.spec.register`; :func:`registry` imports them on first use and
+collects the entries. :func:`make_agent` builds one from a spec, and bad specs get
+an error listing what is valid. The registry sits in the harness because it must
+see both ``agents/`` and the model-driven agents of :mod:`harness.prompting`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, AgentContext
+from agents.spec import AgentEntry, AgentSpecError, Param, declared_entries
+
+# Modules whose agents the registry knows (one per family).
+FAMILY_MODULES = (
+    "agents.simple",
+    "agents.positional",
+    "agents.posnet",
+    "agents.minimax",
+    "agents.mcts",
+    "agents.adaptive_minimax",
+    "agents.interval",
+    "harness.prompting.policy_agent",
+    "harness.prompting.strategist_agent",
+)
+
+_REGISTRY: dict[str, AgentEntry] = {}
+_collected: list[str] = []  # the family modules already read
+
+
+def registry() -> dict[str, AgentEntry]:
+    """All registered agents, by name (importing the family modules on first use)."""
+    for module in FAMILY_MODULES:
+        if module not in _collected:
+            for entry in declared_entries(vars(importlib.import_module(module))):
+                _REGISTRY.setdefault(entry.name, entry)
+            _collected.append(module)
+    return dict(_REGISTRY)
+
+
+def parse_spec(spec: str) -> tuple[AgentEntry, dict[str, Any]]:
+    """The entry and the full parameter values (defaults filled in) of a spec string."""
+    entry, values, _ = _parse(spec)
+    return entry, values
+
+
+def _parse(spec: str) -> tuple[AgentEntry, dict[str, Any], set[str]]:
+    """Entry, full parameter values, and the names of the parameters the spec writes out."""
+    entries = registry()
+    name, _, arguments = spec.strip().partition(":")
+    if name not in entries:
+        raise AgentSpecError(f"unknown agent {name!r}; valid agents: {', '.join(sorted(entries))} (`arena agents` lists them)")
+    entry = entries[name]
+    values = {key: param.default for key, param in entry.params.items()}
+    given: set[str] = set()
+    for item in filter(None, (part.strip() for part in arguments.split(","))):
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep and key in entry.params:
+            raise AgentSpecError(f"agent {name!r}: parameter {key!r} needs a value, e.g. {key}=<{entry.params[key].kind.__name__}>")
+        if not sep or key not in entry.params:
+            valid = ", ".join(f"{k}=<{p.kind.__name__}>" for k, p in entry.params.items()) or "none"
+            raise AgentSpecError(f"agent {name!r} has no parameter {item!r}; valid parameters: {valid}")
+        values[key] = _convert(name, key, raw.strip(), entry.params[key])
+        given.add(key)
+    return entry, values, given
+
+
+def _convert(agent: str, key: str, raw: str, param: Param) -> Any:
+    try:
+        if param.kind is bool:
+            if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(raw)
+            value: Any = raw.lower() in ("true", "1", "yes")
+        else:
+            value = param.kind(raw)
+    except ValueError:
+        raise AgentSpecError(f"{agent}:{key}={raw!r} is not a valid {param.kind.__name__}") from None
+    if param.choices is not None and value not in param.choices:
+        raise AgentSpecError(f"{agent}:{key}={raw!r}: choose one of {', '.join(map(str, param.choices))}")
+    return value
+
+
+def make_agent(spec: str, context: AgentContext, rng: np.random.Generator) -> Agent:
+    """A new agent from a spec string such as ``minimax:depth=5``."""
+    entry, values = parse_spec(spec)
+    agent = entry.factory(context, rng, **values)
+    agent.name = canonical_spec(spec)
+    return agent
+
+
+def canonical_spec(spec: str) -> str:
+    """The spec with the parameters it writes out (normalised values, declared order).
+
+    Parameters left at their defaults without being written are omitted, so
+    ``minimax:depth=5`` stays ``minimax:depth=5`` in every table even though 5 is
+    the default, and ``minimax`` stays ``minimax``.
+    """
+    entry, values, given = _parse(spec)
+    shown = [f"{k}={_show(v)}" for k, v in values.items() if k in given]
+    return entry.name + (":" + ",".join(shown) if shown else "")
+
+
+def _show(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

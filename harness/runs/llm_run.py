@@ -1,0 +1,391 @@
+"""``arena run`` for model agents: adaptation under the budget, frozen evaluation, a run directory.
+
+Order: the config is validated and the model checked (:func:`check_api_key`) before
+anything is written or played. Then ``runs/<id>/`` gets ``manifest.json``; the agent
+adapts through an :class:`~harness.play.arena.Arena` (self-play, every game to
+``games.jsonl`` and every model call to ``calls.jsonl`` as it happens, beliefs to
+``beliefs.jsonl``); it is frozen and plays ``eval_games`` games against each
+opponent, colours alternating (agent black in even games). ``metrics.json`` and
+``report.md`` are computed from the files, so a resumed run counts each game once.
+
+Concurrency: adaptation games are played one after the other (each game's prompts
+carry the memory of those before it). The frozen evaluation games depend on nothing
+but their number, so up to ``concurrency`` of them are played at once (asyncio tasks;
+the model client allows as many calls in flight). Each game draws from its own
+generators, identical requests are sent one at a time (the later ones are cache hits),
+and finished games are written in game order, each game's calls just before it, so
+the files hold what a sequential run (``concurrency=1``) writes. What may differ is
+only what depends on timing: latencies, which of two identical requests of different
+games met the model first (the other's record says cache hit), and the replies of a
+model whose answers depend on the order of calls (``mock/random-legal``, the failure
+draws of ``mock/flaky-*``). When a run stops early (a cost or token cap, an error),
+the games after the first unfinished one are not written, and a resume plays them.
+
+Resume (``resume=RUN``): the config comes from the manifest; the writer repairs an
+interrupted tail (:func:`~harness.records.transcript.resume_point`), the arena's ledger is
+rebuilt from the adaptation games on record, and play continues with the next game.
+The response cache (``cache.jsonl`` in the run directory) answers calls made before
+the interruption without the network. A cost or token cap stops the run cleanly:
+everything played so far is kept and the metrics say why it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.base import AgentContext
+from engine.environments import make_env
+from engine.protocol.arena import Ledger
+from engine.protocol.belief import Belief
+from engine.state import BLACK, COLOUR_NAMES, WHITE
+from harness.models.cache import ResponseCache
+from harness.models.client import ModelClient, check_api_key
+from harness.models.errors import BudgetCapReached
+from harness.play.arena import Arena
+from harness.play.decisions import FailureCounts
+from harness.play.game import from_policy, play_game_async
+from harness.play.grants import EvaluationGrants
+from harness.prompting.beliefs import parse_checkpoints, score_belief
+from harness.prompting.policy_agent import LlmPolicyAgent, LlmPolicyConfig
+from harness.prompting.renderer import PromptRenderer
+from harness.prompting.strategist_agent import (
+    LlmStrategistAgent,
+    LlmStrategistConfig,
+    Strategy,
+)
+from harness.records.provenance import git_commit, versions
+from harness.records.transcript import (
+    CallEntry,
+    GameEntry,
+    RunManifest,
+    TranscriptReader,
+    TranscriptWriter,
+)
+from harness.registry.specs import canonical_spec, make_agent, parse_spec
+from harness.tournaments.stats import wilson
+
+AGENTS = ("llm-policy", "llm-strategist")
+STRATEGIES_FILE = "strategies.jsonl"
+BELIEFS_FILE, CACHE_FILE, METRICS_FILE, REPORT_FILE = "beliefs.jsonl", "cache.jsonl", "metrics.json", "report.md"
+DEFAULT_CHECKPOINTS = (10, 50, 200, 2000)
+Progress = Callable[[str, int, int], None]  # phase, games done, games in the phase
+GameHook = Callable[[GameEntry], None]
+
+
+class RunConfigError(ValueError):
+    """A run that cannot start as configured (a user error)."""
+
+
+class LlmRunConfig(BaseModel):
+    """Everything that defines a run (recorded in the manifest; never secrets)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: Literal["llm-policy", "llm-strategist"] = "llm-policy"
+    model: str
+    env: int
+    budget: int = Field(ge=0)
+    eval_games: int = Field(ge=0)
+    opponents: tuple[str, ...] = ("random",)
+    seed: int = 0
+    max_retries: int = Field(default=2, ge=0)
+    on_failure: Literal["forfeit", "random"] = "forfeit"
+    hint: Literal["none", "ratio", "family"] = "ratio"
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    checkpoints: tuple[int, ...] | None = None
+    memory_tokens: int = 1500
+    backoff_base_s: float = Field(default=1.0, gt=0)  # first retry wait of the model client
+    batch: int = Field(default=50, ge=1)  # llm-strategist: games per strategy (one model call each)
+    search_depth: int = Field(default=3, ge=1)  # llm-strategist: Minimax depth in plies
+    endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
+    concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
+
+    def belief_checkpoints(self) -> tuple[int, ...]:
+        if self.checkpoints is not None:
+            return parse_checkpoints(",".join(map(str, self.checkpoints)), self.budget) if self.checkpoints else ()
+        return tuple(c for c in DEFAULT_CHECKPOINTS if c <= self.budget)
+
+
+def _validated(config: LlmRunConfig, check_key: bool = True) -> None:
+    try:
+        make_env(config.env)
+        for spec in config.opponents:
+            canonical_spec(spec)
+        config.belief_checkpoints()
+    except (KeyError, ValueError) as error:
+        raise RunConfigError(str(error)) from error
+    if check_key:
+        check_api_key(config.model)  # ModelConfigError: before any game or file
+
+
+def run_llm(
+    config: LlmRunConfig | None = None, *, out: str | Path = "runs", resume: str | Path | None = None,
+    on_game: GameHook | None = None, progress: Progress | None = None, run_id: str | None = None,
+    client: ModelClient | None = None,
+) -> Path:
+    """Run (or resume) one model-agent run; returns its directory.
+
+    ``client``: the model client to use instead of one built from the config (e.g. the
+    cache-only client of ``arena rerun``); the API key check is then skipped.
+    """
+    if resume is not None:
+        run_dir = Path(resume)
+        config = LlmRunConfig.model_validate(TranscriptReader(run_dir).manifest().config)
+    elif config is None:
+        raise RunConfigError("give a config, or resume=RUN")
+    _validated(config, check_key=client is None)
+    if resume is None:
+        run_dir = Path(out) / (run_id or f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{config.agent}-env{config.env}-s{config.seed}")
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise RunConfigError(f"{run_dir} already holds a run: resume it or choose another --out")
+    run = _Run(config, run_dir, resume is not None, on_game, progress, client)
+    try:
+        asyncio.run(run.play())
+    finally:
+        run.close()
+    write_results(run_dir, stopped=run.stopped)
+    return run_dir
+
+
+class _Run:
+    def __init__(self, config: LlmRunConfig, run_dir: Path, resuming: bool, on_game: GameHook | None, progress: Progress | None,
+                 client: ModelClient | None = None) -> None:
+        self.config, self.run_dir, self.on_game_hook, self.progress = config, run_dir, on_game, progress
+        self.env = make_env(config.env)
+        self.renderer = PromptRenderer()
+        self.writer = TranscriptWriter(run_dir, resume=resuming)
+        if not resuming:
+            self.writer.write_manifest(_manifest(config, run_dir.name, self.renderer))
+        self.call_index = self.writer.resumed_from.calls_done
+        games = TranscriptReader(run_dir).games() if resuming else []
+        self.adapt_games = [g for g in games if g.phase == "adapt"]
+        self.eval_done = sum(g.phase == "eval" for g in games)
+        self.beliefs_file = (run_dir / BELIEFS_FILE).open("a", encoding="utf-8")
+        self.strategies_file = (run_dir / STRATEGIES_FILE).open("a", encoding="utf-8") if config.agent == "llm-strategist" else None
+        self.client = client or ModelClient(
+            config.model, cache=ResponseCache(run_dir / CACHE_FILE), max_cost_usd=config.max_cost_usd,
+            max_tokens_total=config.max_tokens, seed=config.seed, backoff_base_s=config.backoff_base_s,
+            concurrency=config.concurrency,
+        )
+        self.stopped: str | None = None
+
+    def close(self) -> None:
+        self.writer.close()
+        self.beliefs_file.close()
+        if self.strategies_file is not None:
+            self.strategies_file.close()
+
+    def _agent(self) -> LlmPolicyAgent | LlmStrategistAgent:
+        config = self.config
+        if config.agent == "llm-strategist":
+            return LlmStrategistAgent(
+                AgentContext(self.env.rules), np.random.default_rng(config.seed), self.client, budget=config.budget,
+                seed=config.seed, renderer=self.renderer,
+                config=LlmStrategistConfig(
+                    hint_level=config.hint, max_retries=config.max_retries, memory_tokens=config.memory_tokens,
+                    batch=config.batch, search_depth=config.search_depth, endgame=config.endgame,
+                    checkpoints=config.belief_checkpoints(),
+                ),
+                on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy,
+                beliefs_done=_beliefs_done(self.run_dir),
+            )
+        return LlmPolicyAgent(
+            AgentContext(self.env.rules), np.random.default_rng(config.seed), self.client, budget=config.budget,
+            seed=config.seed, renderer=self.renderer,
+            config=LlmPolicyConfig(
+                hint_level=config.hint, max_retries=config.max_retries, on_failure=config.on_failure,
+                memory_tokens=config.memory_tokens, checkpoints=config.belief_checkpoints(),
+            ),
+            on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, beliefs_done=_beliefs_done(self.run_dir),
+        )
+
+    async def play(self) -> None:
+        config = self.config
+        agent = self._agent()
+        ledger = Ledger(layout=self.env.layout.name, budget=config.budget, records=tuple(g.to_game_record() for g in self.adapt_games))
+        try:
+            await agent.adapt_async(Arena(self.env, config.budget, ledger))
+            agent.freeze()
+            await self._evaluate(agent)
+        except BudgetCapReached as cap:
+            self.stopped = str(cap)
+
+    def _call(self, fields: dict[str, Any]) -> None:
+        self.writer.append_call({"call_index": self.call_index, **fields})  # a dict: validated once, by the writer
+        self.call_index += 1
+
+    def _belief(self, checkpoint: int, belief: Belief | None, error: str | None) -> None:
+        line = {"checkpoint": checkpoint, "belief": belief.model_dump() if belief else None, "error": error}
+        self.beliefs_file.write(json.dumps(line) + "\n")
+        self.beliefs_file.flush()
+
+    def _strategy(self, batch_start: int, strategy: Strategy, error: str | None, new: bool) -> None:
+        assert self.strategies_file is not None
+        line = {"batch_start": batch_start, "strategy": strategy.model_dump(), "new": new, "error": error}
+        self.strategies_file.write(json.dumps(line) + "\n")
+        self.strategies_file.flush()
+
+    def _game(self, entry: GameEntry, done: int, total: int) -> None:
+        self.writer.append_game(entry)
+        if self.progress is not None:
+            self.progress(entry.phase, done, total)
+        if self.on_game_hook is not None:
+            self.on_game_hook(entry)
+
+    def _adapt_game(self, phase: str, index: int, game: Any, colour: int) -> None:
+        entry = _entry(game, "adapt", index, "self", "both", game.failure_counts, self.config.seed)
+        self._game(entry, index + 1, self.config.budget)
+
+    async def _evaluate(self, agent: LlmPolicyAgent | LlmStrategistAgent) -> None:
+        """The evaluation games not yet on record, up to ``concurrency`` at once, written in game order."""
+        total = self.config.eval_games * len(self.config.opponents)
+        grants = EvaluationGrants(self.env)
+        numbers = iter(range(self.eval_done, total))  # shared by the workers: each game is taken once, in order
+        finished: dict[int, tuple[GameEntry, list[Any]]] = {}
+        next_to_write = self.eval_done
+
+        async def worker() -> None:
+            nonlocal next_to_write
+            for number in numbers:
+                finished[number] = await self._eval_game(agent, grants, number)
+                while next_to_write in finished:  # this game and those after it that are done already
+                    entry, decisions = finished.pop(next_to_write)
+                    agent.report_calls("eval", next_to_write, decisions)
+                    self._game(entry, next_to_write + 1, total)
+                    next_to_write += 1
+
+        workers = [asyncio.ensure_future(worker()) for _ in range(min(self.config.concurrency, total - self.eval_done))]
+        try:
+            await asyncio.gather(*workers)
+        finally:  # on a failure (a cap, an error): stop the other games; what is not written is played on resume
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _eval_game(self, agent: LlmPolicyAgent | LlmStrategistAgent, grants: EvaluationGrants,
+                         number: int) -> tuple[GameEntry, list[Any]]:
+        """Evaluation game ``number``: its opponent and colour follow from the number alone."""
+        config = self.config
+        spec, game_in_match = config.opponents[number // config.eval_games], number % config.eval_games
+        opponent = make_agent(spec, AgentContext(self.env.rules, grants.grant_simulator),
+                              np.random.default_rng([config.seed, 2, number]))
+        colour = BLACK if game_in_match % 2 == 0 else WHITE
+        mine, theirs = agent.decider("eval", number), from_policy(opponent)
+        deciders = (mine, theirs) if colour == BLACK else (theirs, mine)
+        names = (agent.name, opponent.name) if colour == BLACK else (opponent.name, agent.name)
+        game, decisions = await play_game_async(self.env.rules, self.env.condition, *deciders, names)
+        entry = _entry(game, "eval", number, opponent.name, COLOUR_NAMES[colour], game.failures[colour], config.seed)
+        return entry, decisions
+
+
+def _entry(game: Any, phase: str, index: int, opponent: str, agent_colour: str, failures: FailureCounts, seed: int) -> GameEntry:
+    record = game.record
+    return GameEntry(
+        game_index=index, phase=phase, layout=record.layout, black=record.black_policy, white=record.white_policy,
+        opponent=opponent, agent_colour=agent_colour, moves=record.moves, black_discs=record.black,
+        white_discs=record.white, rewards=record.rewards,
+        forfeit_by=None if game.forfeit is None else game.forfeit.colour_name, failures=failures, seed=seed,
+    )
+
+
+def _beliefs_done(run_dir: Path) -> list[int]:
+    return [line["checkpoint"] for line in _read_beliefs(run_dir)]
+
+
+def _read_beliefs(run_dir: Path) -> list[dict[str, Any]]:
+    return _read_jsonl(run_dir / BELIEFS_FILE)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    data = path.read_text(encoding="utf-8")
+    lines = data.split("\n")[:-1]  # a torn last line (no newline) is dropped
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _manifest(config: LlmRunConfig, run_id: str, renderer: PromptRenderer) -> RunManifest:
+    return RunManifest(
+        run_id=run_id, config=config.model_dump(mode="json"), versions=versions(), git=git_commit(),
+        template_hashes=renderer.template_hashes(), seeds={"run": config.seed},
+    )
+
+
+# ------------------------------------------------------------------------------ results
+
+
+def write_results(run_dir: Path, stopped: str | None = None) -> dict[str, Any]:
+    """metrics.json and report.md from the run's files."""
+    reader = TranscriptReader(run_dir)
+    config = LlmRunConfig.model_validate(reader.manifest().config)
+    games, calls = reader.games(), reader.calls()
+    metrics = compute_metrics(config, games, calls, _read_beliefs(run_dir), stopped)
+    if config.agent == "llm-strategist":
+        strategies = _read_jsonl(run_dir / STRATEGIES_FILE)
+        metrics["strategies"] = len(strategies)
+        metrics["strategy_failures"] = sum(not line["new"] for line in strategies)
+    (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    (run_dir / REPORT_FILE).write_text(render_report(config, metrics), encoding="utf-8")
+    return metrics
+
+
+def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[CallEntry],
+                    beliefs: list[dict[str, Any]], stopped: str | None) -> dict[str, Any]:
+    true_k = make_env(config.env).condition.k
+    evaluation: dict[str, Any] = {}
+    for spec in config.opponents:
+        name = canonical_spec(spec)
+        rewards = [g.rewards[0 if g.agent_colour == "black" else 1] for g in games if g.phase == "eval" and g.opponent == name]
+        counts = {"win": rewards.count(1), "draw": rewards.count(0), "lose": rewards.count(-1)}
+        evaluation[name] = {"games": len(rewards), "privileged": parse_spec(spec)[0].privileged, **{
+            outcome: {"count": n, "rate": n / len(rewards) if rewards else 0.0, "wilson95": list(wilson(n, len(rewards)))}
+            for outcome, n in counts.items()}}
+    belief_scores = []
+    for line in beliefs:
+        scored = score_belief(Belief.model_validate(line["belief"]), true_k).model_dump() if line["belief"] else None
+        belief_scores.append({"checkpoint": line["checkpoint"], "belief": line["belief"], "score": scored, "error": line["error"]})
+    failures = sum((g.failures for g in games), FailureCounts())
+    return {
+        "adapt_games": sum(g.phase == "adapt" for g in games), "eval_games": sum(g.phase == "eval" for g in games),
+        "evaluation": evaluation, "beliefs": belief_scores,
+        "belief_failures": sum(line["belief"] is None for line in beliefs),
+        "failures": failures.model_dump(), "failed_attempts": failures.total,
+        "calls": len(calls), "cache_hits": sum(c.cache_hit for c in calls),
+        "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls),
+        "cost_usd": sum(c.cost_usd for c in calls), "stopped": stopped, "true_k": str(true_k),
+    }
+
+
+def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
+    lines = [
+        f"# {config.agent} with {config.model} on env {config.env}", "",
+        f"Adaptation: {metrics['adapt_games']} of {config.budget} games; evaluation: {metrics['eval_games']} games "
+        f"(true K = {metrics['true_k']}, shown only here).", "",
+        "| opponent | games | win (95% CI) | draw | lose |", "|---|---|---|---|---|",
+    ]
+    for name, row in metrics["evaluation"].items():
+        cells = [f"{row[o]['rate']:.2f} [{row[o]['wilson95'][0]:.2f}, {row[o]['wilson95'][1]:.2f}]" for o in ("win", "draw", "lose")]
+        marked = f"{name}\\*" if row["privileged"] else name
+        lines.append(f"| {marked} | {row['games']} | " + " | ".join(cells) + " |")
+    if any(row["privileged"] for row in metrics["evaluation"].values()):
+        lines += ["", "\\* privileged: simulator access to the true K"]
+    lines += ["", "Beliefs: " + (", ".join(
+        f"{b['checkpoint']}: " + (f"{b['belief']['regime']} [{b['belief']['k_low']}, {b['belief']['k_high']}]"
+                                  f"{' contains K' if b['score']['contains_k'] else ''}" if b["belief"] else "no belief")
+        for b in metrics["beliefs"]) or "none asked"), "",
+        f"Failed attempts: {metrics['failed_attempts']} ({', '.join(f'{k} {v}' for k, v in metrics['failures'].items() if v) or 'none'}); "
+        f"belief failures: {metrics['belief_failures']}.",
+        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens {metrics['tokens_in']} in, "
+        f"{metrics['tokens_out']} out; cost ${metrics['cost_usd']:.4f}."]
+    if metrics["stopped"]:
+        lines.append(f"Stopped early: {metrics['stopped']}.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,256 @@
+"""Tournament plans: pairings of agent specs, environments, games and seeds, and playing one planned game.
+
+A tournament is a :class:`TournamentPlan`: pairings (A, B) of canonical agent
+specs, environment ids, a number of games per pairing and environment, and a
+seed. Game ``i`` of a pairing on an environment has A as black when ``i`` is
+even and as white when it is odd. Its seed is derived from (seed, env id, the
+pairing's two specs, i) alone, so the results do not depend on the number of
+workers nor on what else the tournament contains: ``arena match A B`` with the
+same seed plays exactly the games of pairing (A, B) in a tournament.
+
+Every game builds fresh agents from their specs (``make_agent``) with
+generators spawned from the game seed. Agents the registry marks privileged
+(MCTS) are built with a simulator grant from their own
+:class:`~harness.play.grants.EvaluationGrants` on the environment; what they used is
+recorded with the game (:class:`GameLine`), and every game with a privileged
+agent is marked privileged. Running a plan over worker processes into a run
+directory is :mod:`harness.tournaments.tournament`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from agents.base import AgentContext
+from agents.spec import AgentSpecError
+from engine import make_env
+from engine.protocol.arena import PrivilegedUsage
+from engine.state import BLACK, WHITE
+from harness.play.game import play_game
+from harness.play.grants import EvaluationGrants
+from harness.registry.specs import canonical_spec, make_agent, parse_spec
+
+GAME_LINE_SCHEMA = 1
+MANIFEST_SCHEMA = 1
+RUNS_ROOT = Path("runs")
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot be run as asked (no pairings, a repeated agent, a used run directory, ...)."""
+
+
+class GameFailed(RuntimeError):
+    """A game stopped with an error (an agent crashed or proposed a bad move); the message says which game."""
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Agent A against agent B (canonical specs); A is black in even-numbered games."""
+
+    a: str
+    b: str
+
+    @property
+    def key(self) -> int:
+        """A stable 64-bit number for the pair (A, B), one of the inputs of every game seed."""
+        return int.from_bytes(hashlib.sha256(f"{self.a}\n{self.b}".encode()).digest()[:8], "big")
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """One game to play: picklable, so it can be sent to a worker process."""
+
+    env_id: int
+    pairing_index: int
+    pairing: Pairing
+    game_index: int
+    seed: int
+
+    @property
+    def a_colour(self) -> int:
+        return BLACK if self.game_index % 2 == 0 else WHITE
+
+    @property
+    def game_seed(self) -> int:
+        """A 64-bit seed from (tournament seed, env id, pairing, game index) only."""
+        sequence = np.random.SeedSequence([self.seed, self.env_id, self.pairing.key, self.game_index])
+        return int(sequence.generate_state(1, np.uint64)[0])
+
+
+@dataclass(frozen=True)
+class TournamentPlan:
+    """Pairings x environments x games, and the seed they are all derived from."""
+
+    pairings: tuple[Pairing, ...]
+    env_ids: tuple[int, ...]
+    games: int
+    seed: int
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """Every spec taking part, in first-appearance order."""
+        return tuple(dict.fromkeys(spec for p in self.pairings for spec in (p.a, p.b)))
+
+    @property
+    def privileged_agents(self) -> tuple[str, ...]:
+        return tuple(spec for spec in self.agents if is_privileged(spec))
+
+    @property
+    def total_games(self) -> int:
+        return len(self.pairings) * len(self.env_ids) * self.games
+
+    def tasks(self) -> Iterator[GameTask]:
+        """Every game, environment by environment, pairing by pairing, in game order."""
+        for env_id in self.env_ids:
+            for index, pairing in enumerate(self.pairings):
+                for game in range(self.games):
+                    yield GameTask(env_id, index, pairing, game, self.seed)
+
+
+class GameLine(BaseModel):
+    """One finished game as written to ``games.jsonl``.
+
+    ``moves`` are flat indices ``row * cols + col`` with PASS = -1, forced passes
+    included; ``rewards`` is (black, white). ``game_seed`` alone rebuilds the
+    agents' generators (``SeedSequence(game_seed).spawn(2)``: A's, then B's).
+    ``simulator`` holds the privileged usage of each privileged side ("a"/"b").
+    ``seconds`` is the game's wall time, the only field that differs between
+    two runs of the same plan.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = GAME_LINE_SCHEMA
+    env_id: int
+    env_name: str
+    pairing: int
+    game: int
+    agent_a: str
+    agent_b: str
+    a_colour: Literal["black", "white"]
+    black: str
+    white: str
+    moves: tuple[int, ...]
+    plies: int
+    black_discs: int
+    white_discs: int
+    rewards: tuple[int, int]
+    a_reward: int
+    seed: int
+    game_seed: int
+    privileged: bool
+    simulator: dict[str, PrivilegedUsage] = {}
+    seconds: float
+
+
+def round_robin(specs: Sequence[str]) -> tuple[Pairing, ...]:
+    """Every pair of distinct agents once, the earlier-listed one as A."""
+    agents = _canonical_list(specs, "--agents")
+    if len(agents) < 2:
+        raise TournamentError("a round robin needs at least two agents (or give --vs to play them against opponents)")
+    return tuple(Pairing(a, b) for i, a in enumerate(agents) for b in agents[i + 1:])
+
+
+def versus(specs: Sequence[str], opponents: Sequence[str]) -> tuple[Pairing, ...]:
+    """Each agent (as A) against each opponent (as B); an agent may meet itself."""
+    agents = _canonical_list(specs, "--agents")
+    rivals = _canonical_list(opponents, "--vs")
+    return tuple(Pairing(a, b) for a in agents for b in rivals)
+
+
+def make_plan(pairings: Sequence[Pairing], env_ids: Sequence[int], games: int, seed: int) -> TournamentPlan:
+    """A checked plan: canonical specs, each agent built once, environments that exist, games >= 1, seed >= 0."""
+    if not pairings:
+        raise TournamentError("no pairings to play")
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise TournamentError(f"games={games!r}: give 1 or more games per pairing and environment")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise TournamentError(f"seed={seed!r}: give a whole number 0 or more")
+    if not env_ids:
+        raise TournamentError("no environments to play on")
+    ids = tuple(dict.fromkeys(env_ids))
+    for env_id in ids:
+        make_env(env_id)  # raises UnknownEnvironmentError with the valid ids
+    canonical = tuple(Pairing(canonical_spec(p.a), canonical_spec(p.b)) for p in pairings)
+    plan = TournamentPlan(canonical, ids, games, seed)
+    check_agents(plan.agents, ids[0])
+    return plan
+
+
+def check_agents(specs: Sequence[str], env_id: int) -> None:
+    """Build each agent once on ``env_id``: a value its constructor rejects (``mcts:n=0``) is an AgentSpecError."""
+    env = make_env(env_id)
+    for spec in specs:
+        grant = EvaluationGrants(env).grant_simulator if is_privileged(spec) else None
+        try:
+            make_agent(spec, AgentContext(env.rules, grant_simulator=grant), np.random.default_rng(0))
+        except AgentSpecError:
+            raise
+        except (ValueError, TypeError) as error:
+            text = str(error)
+            if not text.startswith(spec.partition(":")[0] + ":"):  # the agent's own message may name it already
+                text = f"agent {spec!r} cannot be built: {text}"
+            raise AgentSpecError(text) from None
+
+
+def _canonical_list(specs: Sequence[str], option: str) -> list[str]:
+    if not specs:
+        raise TournamentError(f"{option}: give at least one agent spec (`arena agents` lists them)")
+    agents: list[str] = []
+    for spec in specs:
+        canonical = canonical_spec(spec)  # raises AgentSpecError listing the valid names/parameters
+        if canonical in agents:
+            raise TournamentError(f"{option}: agent {canonical!r} is listed twice")
+        agents.append(canonical)
+    return agents
+
+
+def is_privileged(spec: str) -> bool:
+    """Whether the registry marks the agent privileged (it needs the true simulator)."""
+    return parse_spec(spec)[0].privileged
+
+
+def play_task(task: GameTask) -> GameLine:
+    """Play one game of the plan (in this process) and return its line; errors become :class:`GameFailed`."""
+    try:
+        return _play(task)
+    except Exception as error:  # noqa: BLE001 - any failure is re-raised as a picklable error naming the game
+        where = f"env {task.env_id}, {task.pairing.a} vs {task.pairing.b}, game {task.game_index}"
+        raise GameFailed(f"{where}: {type(error).__name__}: {error}") from None
+
+
+def _play(task: GameTask) -> GameLine:
+    env = make_env(task.env_id)
+    seed_a, seed_b = np.random.SeedSequence(task.game_seed).spawn(2)
+    grants: dict[str, EvaluationGrants] = {}
+    agents = []
+    for side, spec, seed in (("a", task.pairing.a, seed_a), ("b", task.pairing.b, seed_b)):
+        grant = None
+        if is_privileged(spec):
+            grants[side] = EvaluationGrants(env)
+            grant = grants[side].grant_simulator
+        agents.append(make_agent(spec, AgentContext(env.rules, grant_simulator=grant), np.random.default_rng(seed)))
+    a, b = agents
+    black, white = (a, b) if task.a_colour == BLACK else (b, a)
+    started = time.perf_counter()
+    record = play_game(env.rules, env.condition, black, white)
+    seconds = time.perf_counter() - started
+    simulator = {side: grantor.usage for side, grantor in grants.items()}
+    return GameLine(
+        env_id=env.id, env_name=env.name, pairing=task.pairing_index, game=task.game_index,
+        agent_a=task.pairing.a, agent_b=task.pairing.b, a_colour="black" if task.a_colour == BLACK else "white",
+        black=task.pairing.a if task.a_colour == BLACK else task.pairing.b,
+        white=task.pairing.b if task.a_colour == BLACK else task.pairing.a,
+        moves=record.moves, plies=record.plies, black_discs=record.black, white_discs=record.white,
+        rewards=record.rewards, a_reward=record.reward(task.a_colour), seed=task.seed, game_seed=task.game_seed,
+        privileged=bool(grants),
+        simulator=simulator, seconds=round(seconds, 6),
+    )

@@ -1,0 +1,154 @@
+"""Running a tournament plan over worker processes into a run directory.
+
+A run directory holds ``manifest.json`` (written first, rewritten at the end
+with the status), ``games.jsonl`` (one line per game, appended and flushed as
+each finishes, in finishing order) and, once all games are in,
+``results.json`` and ``results.md`` (:mod:`harness.tournaments.results`).
+Plans, pairings, seeds and single games are :mod:`harness.tournaments.plan`.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import signal
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness.records.provenance import git_commit, versions
+from harness.registry.specs import parse_spec
+from harness.tournaments.plan import (
+    MANIFEST_SCHEMA,
+    RUNS_ROOT,
+    GameLine,
+    TournamentError,
+    TournamentPlan,
+    play_task,
+)
+from harness.tournaments.results import TournamentResults, results_markdown, summarise
+
+
+def play_games(plan: TournamentPlan, jobs: int) -> Iterator[GameLine]:
+    """Every game of the plan, in finishing order; ``jobs`` worker processes (1: in this process)."""
+    tasks = list(plan.tasks())
+    jobs = max(1, min(jobs, len(tasks)))
+    if jobs == 1:
+        yield from map(play_task, tasks)
+        return
+    # spawn, not fork: the parent may be running threads (the progress bar) that fork would copy mid-lock.
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(jobs, initializer=_ignore_interrupts) as pool:
+        yield from pool.imap_unordered(play_task, tasks, chunksize=1)
+
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def default_jobs() -> int:
+    return os.cpu_count() or 1
+
+
+def default_run_dir(name: str, root: Path = RUNS_ROOT) -> Path:
+    """``runs/<YYYYmmdd-HHMMSS>-<name>``, with a numeric suffix if that is taken."""
+    slug = re.sub(r"[^A-Za-z0-9.=-]+", "-", name).strip("-")[:60] or "run"
+    base = root / f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{slug}"
+    path, suffix = base, 2
+    while path.exists():
+        path, suffix = base.with_name(f"{base.name}-{suffix}"), suffix + 1
+    return path
+
+
+def check_run_dir(path: Path) -> None:
+    """Refuse a path that is a file or a directory already holding something (nothing is written here)."""
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise TournamentError(f"run directory {str(path)!r} already exists and is not empty: choose another --out")
+
+
+def run_tournament(
+    plan: TournamentPlan, run_dir: Path, jobs: int | None = None, *, command: str = "", kind: str = "tournament",
+    on_game: Callable[[GameLine], None] | None = None,
+) -> TournamentResults:
+    """Play the plan, recording everything under ``run_dir``; returns the summary (also written there).
+
+    With ``jobs`` > 1 the games run in that many spawned worker processes (at
+    most one per game), so a script calling this needs the usual
+    ``if __name__ == "__main__":`` guard. ``on_game`` is called in this process
+    after each game is written.
+    """
+    jobs = default_jobs() if jobs is None else jobs
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise TournamentError(f"jobs={jobs!r}: give 1 or more worker processes")
+    check_run_dir(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    manifest = _manifest(plan, run_dir, jobs, command, kind)
+    _write_json(run_dir / "manifest.json", manifest)
+    lines: list[GameLine] = []
+    try:
+        with (run_dir / "games.jsonl").open("a", encoding="utf-8") as games_file:
+            for line in play_games(plan, jobs):
+                games_file.write(line.model_dump_json() + "\n")
+                games_file.flush()
+                lines.append(line)
+                if on_game is not None:
+                    on_game(line)
+        results = summarise(plan, lines)
+        (run_dir / "results.json").write_text(results.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        (run_dir / "results.md").write_text(results_markdown(results), encoding="utf-8")
+    except BaseException as error:
+        status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+        _finish(run_dir, manifest, status, len(lines), f"{type(error).__name__}: {error}")
+        raise
+    _finish(run_dir, manifest, "complete", len(lines))
+    return results
+
+
+def _manifest(plan: TournamentPlan, run_dir: Path, jobs: int, command: str, kind: str) -> dict[str, object]:
+    return {
+        "schema_version": MANIFEST_SCHEMA,
+        "kind": kind,
+        "run_id": run_dir.name,
+        "command": command,
+        "agents": list(plan.agents),
+        "agent_parameters": {spec: parse_spec(spec)[1] for spec in plan.agents},  # defaults included
+        "privileged_agents": list(plan.privileged_agents),
+        "pairings": [{"a": p.a, "b": p.b} for p in plan.pairings],
+        "envs": list(plan.env_ids),
+        "games_per_pairing_and_env": plan.games,
+        "total_games": plan.total_games,
+        "seed": plan.seed,
+        "jobs": jobs,
+        "workers": max(1, min(jobs, plan.total_games)),
+        "colours": "A is black in even-numbered games, white in odd ones",
+        "seeding": "game seed = SeedSequence([seed, env_id, pairing key, game index]); pairing key = "
+                   "first 8 bytes of sha256('A\\nB'); agent generators = SeedSequence(game_seed).spawn(2)",
+        "versions": versions(),
+        "git": git_commit(),
+        "started_at": _now(),
+        "status": "running",
+    }
+
+
+def _finish(run_dir: Path, manifest: dict[str, object], status: str, games: int, error: str | None = None) -> None:
+    manifest |= {"status": status, "finished_at": _now(), "games_played": games}
+    if error is not None:
+        manifest["error"] = error
+    _write_json(run_dir / "manifest.json", manifest)
+
+
+def _write_json(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def read_games(run_dir: Path) -> list[GameLine]:
+    """The game lines of a run directory, validated."""
+    with (run_dir / "games.jsonl").open(encoding="utf-8") as games_file:
+        return [GameLine.model_validate_json(line) for line in games_file if line.strip()]

@@ -33,7 +33,9 @@ numba-cache: $(NUMBA_STAMP)
 demo: venv numba-cache
 	$(VENV)/bin/arena demo
 
+# lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles).
 test: venv numba-cache
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/python -m pytest -n 2
 
 bench: venv numba-cache

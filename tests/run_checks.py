@@ -17,7 +17,8 @@ def forbid_model_calls(monkeypatch) -> None:
 
 def assert_replays_and_reruns(run_dir, tmp_path, monkeypatch, games):
     """The run replays with zero mismatches, and a rerun from its cache alone, with no model call, reproduces it."""
-    from harness.runs.replay import replay_run, rerun
+    from harness.runs.replay import replay_run
+    from harness.runs.rerun import rerun
 
     report = replay_run(run_dir)
     assert report.ok and report.games_checked == games

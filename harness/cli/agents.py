@@ -13,7 +13,7 @@ from harness.tournaments.results import PRIVILEGED_NOTE
 
 
 def agents() -> None:
-    """List the agents a spec can name: name, parameters (default, type), privileged, description.
+    """List the agents a spec can name: name, parameters (default, type), privileged, model-driven, description.
 
     A spec is the name, optionally with parameters: ``minimax:depth=5``,
     ``mcts:n=100``; parameters left out take their defaults.
@@ -25,15 +25,17 @@ def agents_table(entries: dict[str, AgentEntry]) -> Table:
     """One row per registered agent, in name order."""
     table = Table(
         title="Agents (spec: name or name:key=value,key=value)",
-        caption=f"privileged: {PRIVILEGED_NOTE.removeprefix('privileged: ')}; marked * in results",
+        caption=(f"privileged: {PRIVILEGED_NOTE.removeprefix('privileged: ')}; marked * in results. "
+                 "model-driven: run with `arena run --agent NAME --model M`"),
         box=box.SIMPLE_HEAD,
     )
-    for column in ("name", "parameters (default)", "privileged", "description"):
+    for column in ("name", "parameters (default)", "privileged", "model-driven", "description"):
         table.add_column(column)
     for name in sorted(entries):
         entry = entries[name]
         params = "\n".join(param_text(key, param) for key, param in entry.params.items()) or "-"
-        table.add_row(name, Text(params), "yes" if entry.privileged else "no", Text(entry.description))
+        table.add_row(name, Text(params), "yes" if entry.privileged else "no", "yes" if entry.model_driven else "no",
+                      Text(entry.description))
     return table
 
 

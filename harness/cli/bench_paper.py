@@ -96,7 +96,7 @@ def paper(
     )] = None,
     paper_table: Annotated[Path, typer.Option(
         "--paper-table", metavar="FILE", show_default=False,
-        help="The paper's Table 2 as JSON (default: the copy shipped in harness/data/paper_table2.json).",
+        help="The paper's Table 2 as JSON (default: the copy shipped in harness/bench/data/paper_table2.json).",
     )] = DEFAULT_PAPER_TABLE2,
     out: Annotated[Path | None, typer.Option("--out", metavar="DIR", show_default=False,
                                              help="Run directory (default: runs/<timestamp>-bench-paper).")] = None,

@@ -13,8 +13,9 @@ from rich.text import Text
 
 from harness.cli.board import board_plain, board_rich, legend
 from harness.cli.console import stdout_console
-from harness.runs.replay import compare_table, game_plies, replay_run
-from harness.runs.replay import rerun as rerun_run
+from harness.runs.compare import compare_table
+from harness.runs.replay import game_plies, replay_run
+from harness.runs.rerun import rerun as rerun_run
 
 MISMATCH_EXIT_CODE = 1
 REPLY_WIDTH = 60

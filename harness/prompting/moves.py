@@ -2,7 +2,7 @@
 
 This layer knows nothing about any model. It gets an async ``ask(messages)``
 callable (the model client, a mock, a test script) and turns replies into
-verified moves; :mod:`harness.play.verified_game` plays whole games with it.
+verified moves; the game loop (:mod:`harness.play.game`) plays whole games with it.
 
 Parsing (:func:`parse_reply`). Candidates are looked for in this order and the
 first stage that finds one decides:

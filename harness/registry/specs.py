@@ -33,11 +33,30 @@ FAMILY_MODULES = (
 
 _REGISTRY: dict[str, AgentEntry] = {}
 _collected: list[str] = []  # the family modules already read
+_added: list[str] = []  # family modules from outside the project (add_family_module)
+
+
+def add_family_module(module: str) -> None:
+    """Make the agents a module declares (``@agents.spec.register``) known by spec, e.g. your own agent's module.
+
+    The module is imported now, so a name that cannot be imported fails here, and a
+    spec name that is already taken is refused (the registry never replaces an agent).
+    """
+    taken = registry()
+    entries = declared_entries(vars(importlib.import_module(module)))
+    if not entries:
+        raise AgentSpecError(f"module {module!r} declares no agent: decorate its factory with @agents.spec.register(...)")
+    for entry in entries:
+        if entry.name in taken and taken[entry.name].factory is not entry.factory:
+            raise AgentSpecError(f"agent name {entry.name!r} (from {module!r}) is taken: choose another name")
+    if module not in _added:
+        _added.append(module)
+    registry()
 
 
 def registry() -> dict[str, AgentEntry]:
     """All registered agents, by name (importing the family modules on first use)."""
-    for module in FAMILY_MODULES:
+    for module in (*FAMILY_MODULES, *_added):
         if module not in _collected:
             for entry in declared_entries(vars(importlib.import_module(module))):
                 _REGISTRY.setdefault(entry.name, entry)

@@ -1,4 +1,4 @@
-"""Replay, rerun and compare run directories, offline.
+"""Replay run directories offline: every recorded game re-played through the engine.
 
 - :func:`replay_run`: every recorded game of a run re-played through the engine
   (``make_env(env).rules``): every move must be legal, a finished game must be over
@@ -8,10 +8,8 @@
   tournament`` directories (``GameLine`` lines, one env per line).
 - :func:`game_plies`: one game ply by ply, with the model's replies of that ply
   (from ``calls.jsonl``), for ``arena replay RUN --game N``.
-- :func:`rerun`: the agent run again into a new directory with a
-  :class:`CacheOnlyClient` (the run's ``cache.jsonl``, no network: a request not in
-  the cache raises :class:`CacheMiss`), and its games compared move by move.
-- :func:`compare_rows`: runs (and tournament baselines) side by side.
+
+Rerunning a run from its cache is :mod:`harness.runs.rerun`; runs side by side, :mod:`harness.runs.compare`.
 """
 
 from __future__ import annotations
@@ -27,10 +25,7 @@ from pydantic import ValidationError
 from engine.environments import make_env
 from engine.notation import format_move
 from engine.rules import Rules
-from engine.state import BLACK, COLOUR_NAMES, PASS, State
-from harness.models.cache import ResponseCache
-from harness.models.client import ModelClient
-from harness.models.messages import ModelRequest, ModelResponse
+from engine.state import BLACK, COLOUR_NAMES, State
 from harness.records.transcript import (
     GAMES_FILE,
     MANIFEST_FILE,
@@ -39,12 +34,7 @@ from harness.records.transcript import (
     TranscriptError,
     TranscriptReader,
 )
-from harness.runs.llm_run import CACHE_FILE, METRICS_FILE, LlmRunConfig, run_llm
-from harness.tournaments.stats import wilson
-
-
-class CacheMiss(RuntimeError):
-    """A cache-only client was asked something its cache does not hold (it never calls the network)."""
+from harness.runs.llm_run import LlmRunConfig
 
 
 @dataclass(frozen=True)
@@ -105,7 +95,7 @@ class ReplayReport:
 # ------------------------------------------------------------------------------ reading
 
 
-def _read_json(path: Path, what: str, missing: str) -> Any:
+def read_json(path: Path, what: str, missing: str) -> Any:
     """A JSON file of a run, or a TranscriptError naming the file: ``missing`` if absent."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -120,7 +110,7 @@ def run_kind(run_dir: str | Path) -> str:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise TranscriptError("no such run directory", run_dir)
-    manifest = _read_json(run_dir / MANIFEST_FILE, "manifest", "the run has no manifest")
+    manifest = read_json(run_dir / MANIFEST_FILE, "manifest", "the run has no manifest")
     if isinstance(manifest, dict) and "config" in manifest and "run_id" in manifest:
         return "llm"
     if isinstance(manifest, dict) and manifest.get("kind") in ("tournament", "match") or (run_dir / "results.json").exists():
@@ -206,8 +196,8 @@ def check_game(rules: Rules, condition: Any, game: ReplayGame) -> list[Mismatch]
     for ply, move in enumerate(game.moves):
         legal = rules.legal_moves(state)
         if move not in legal:
-            shown = ", ".join(_notation(m, rules) for m in legal) or "none (the game is over)"
-            return bad(ply, f"{COLOUR_NAMES[state.to_move]} played {_notation(move, rules)}, not legal (legal: {shown})")
+            shown = ", ".join(move_notation(m, rules) for m in legal) or "none (the game is over)"
+            return bad(ply, f"{COLOUR_NAMES[state.to_move]} played {move_notation(move, rules)}, not legal (legal: {shown})")
         state = rules.play(state, move)
     counts = rules.counts(state)
     found: list[Mismatch] = []
@@ -227,7 +217,7 @@ def check_game(rules: Rules, condition: Any, game: ReplayGame) -> list[Mismatch]
     return found
 
 
-def _notation(move: int, rules: Rules) -> str:
+def move_notation(move: int, rules: Rules) -> str:
     try:
         return format_move(move, rules.layout)
     except ValueError:
@@ -271,190 +261,5 @@ def game_plies(run_dir: str | Path, game_index: int, phase: str = "adapt") -> tu
             raise TranscriptError(f"{phase} game {game_index}: illegal move at ply {ply} (run 'arena replay' for details)",
                                   run_dir / GAMES_FILE)
         state = rules.play(state, move)
-        plies.append(Ply(ply, colour, move, _notation(move, rules), state, tuple(calls.get(ply, ()))))
+        plies.append(Ply(ply, colour, move, move_notation(move, rules), state, tuple(calls.get(ply, ()))))
     return game, rules, plies
-
-
-# ------------------------------------------------------------------------------ rerun
-
-
-class _NoNetwork:
-    """Stands in for the model behind a :class:`CacheOnlyClient`: any call is a cache miss."""
-
-    async def acomplete(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
-        raise CacheMiss("the cache-only client was asked to call the model")
-
-
-class CacheOnlyClient(ModelClient):
-    """A model client answering from a response cache only; a request not in it raises :class:`CacheMiss`.
-
-    It never imports litellm and never calls a model (``network_calls`` stays 0).
-    """
-
-    def __init__(self, model: str, cache: ResponseCache, seed: int = 0) -> None:
-        super().__init__(model, cache=cache, mock=_NoNetwork(), seed=seed)
-        self.misses: list[str] = []
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        key = request.key()
-        if self.cache is None or self.cache.lookup(key, self._occurrences.get(key, -1) + 1) is None:
-            self.misses.append(key)
-            raise CacheMiss(f"no cached reply for request {key[:12]}… (the rerun asked something the original run did not)")
-        return await super().complete(request)
-
-
-@dataclass
-class RerunReport:
-    original: Path
-    rerun_dir: Path
-    games_compared: int
-    divergence: str | None  # None: reproduced exactly
-    cache_miss: str | None
-
-    @property
-    def reproduced(self) -> bool:
-        return self.divergence is None and self.cache_miss is None
-
-    def summary(self) -> str:
-        if self.reproduced:
-            return f"reproduced exactly: {self.games_compared} games identical move by move (rerun in {self.rerun_dir})"
-        lines = []
-        if self.cache_miss:
-            lines.append(f"cache miss: {self.cache_miss}")
-        if self.divergence:
-            lines.append(f"first divergence: {self.divergence}")
-        lines.append(f"({self.games_compared} games compared; rerun in {self.rerun_dir})")
-        return "\n".join(lines)
-
-
-def rerun(run_dir: str | Path, out: str | Path) -> RerunReport:
-    """Run the agent of ``run_dir`` again into ``out/<run id>-rerun`` from its cached replies only; compare the games."""
-    run_dir = Path(run_dir)
-    if run_kind(run_dir) != "llm":
-        raise TranscriptError("rerun needs an 'arena run' directory (a tournament makes no model calls)", run_dir)
-    config = llm_config(run_dir)
-    original = TranscriptReader(run_dir).games()
-    cache_path = run_dir / CACHE_FILE
-    if not cache_path.exists():
-        raise TranscriptError("the run has no response cache, so it cannot be rerun offline", cache_path)
-    client = CacheOnlyClient(config.model, ResponseCache(cache_path), seed=config.seed)
-    run_id = f"{run_dir.name}-rerun"
-    miss: str | None = None
-    try:
-        new_dir = run_llm(config, out=out, run_id=run_id, client=client)
-    except CacheMiss as error:
-        new_dir = Path(out) / run_id
-        miss = str(error)
-    got = TranscriptReader(new_dir).games()
-    divergence, compared = _first_divergence(original, got, config, miss is not None)
-    if miss is not None:
-        done = {(g.phase, g.game_index) for g in got}
-        first_missing = next((g for g in original if (g.phase, g.game_index) not in done), None)
-        where = f"while playing {first_missing.phase} game {first_missing.game_index}" if first_missing else "after the last game"
-        miss = f"{where}: {miss}"
-    return RerunReport(run_dir, new_dir, compared, divergence, miss)
-
-
-def _first_divergence(expected: list[GameEntry], got: list[GameEntry], config: LlmRunConfig, stopped: bool) -> tuple[str | None, int]:
-    rules = make_env(config.env).rules
-    by_key = {(g.phase, g.game_index): g for g in got}
-    compared = 0
-    for game in expected:
-        other = by_key.get((game.phase, game.game_index))
-        if other is None:
-            if stopped:
-                return None, compared  # the cache miss says where it stopped
-            return f"{game.phase} game {game.game_index}: recorded, not played by the rerun", compared
-        compared += 1
-        for ply, (a, b) in enumerate(zip(game.moves, other.moves, strict=False)):
-            if a != b:
-                return (f"{game.phase} game {game.game_index}, ply {ply}: expected {_notation(a, rules)}, "
-                        f"got {_notation(b, rules)}"), compared
-        if len(game.moves) != len(other.moves):
-            return (f"{game.phase} game {game.game_index}: expected {len(game.moves)} plies, got {len(other.moves)}"), compared
-        if (game.rewards, game.forfeit_by) != (other.rewards, other.forfeit_by):
-            return (f"{game.phase} game {game.game_index}: expected rewards {game.rewards} (forfeit {game.forfeit_by}), "
-                    f"got {other.rewards} (forfeit {other.forfeit_by})"), compared
-    extra = [g for g in got if all((g.phase, g.game_index) != (e.phase, e.game_index) for e in expected)]
-    if extra:
-        return f"{extra[0].phase} game {extra[0].game_index}: played by the rerun, not in the original", compared
-    return None, compared
-
-
-# ------------------------------------------------------------------------------ compare
-
-COMPARE_COLUMNS = ("run", "agent", "model", "env", "budget", "opponent", "games", "win [95% CI]", "draw", "lose",
-                   "belief (last)", "failures", "tokens", "cost $")
-
-
-def compare_rows(run_dirs: list[str | Path]) -> list[list[str]]:
-    """One row per (run, opponent) for ``arena run`` directories, one per pairing for tournaments (baselines)."""
-    rows: list[list[str]] = []
-    for run_dir in map(Path, run_dirs):
-        if run_kind(run_dir) == "llm":
-            rows += _llm_rows(run_dir)
-        else:
-            rows += _tournament_rows(run_dir)
-    return rows
-
-
-def _cell(count: int, n: int) -> str:
-    low, high = wilson(count, n)
-    return f"{count / n if n else 0:.0%} [{100 * low:.0f}-{100 * high:.0f}]"
-
-
-def _llm_rows(run_dir: Path) -> list[list[str]]:
-    config = llm_config(run_dir)
-    metrics = _read_json(run_dir / METRICS_FILE, "metrics",
-                         "the run has no metrics.json (interrupted? resume it with 'arena run --resume')")
-    scored = [b for b in metrics.get("beliefs", []) if b.get("score")]
-    if scored:
-        last = scored[-1]
-        belief = (f"@{last['checkpoint']}: [{last['belief']['k_low']:.2f}, {last['belief']['k_high']:.2f}]"
-                  + (" contains K" if last["score"]["contains_k"] else " misses K"))
-    else:
-        belief = "none"
-    common = [run_dir.name, config.agent, config.model, str(config.env), f"{metrics['adapt_games']}/{config.budget}"]
-    tail = [belief, str(metrics["failed_attempts"]), str(metrics["tokens_in"] + metrics["tokens_out"]), f"{metrics['cost_usd']:.4f}"]
-    rows = []
-    for name, row in metrics["evaluation"].items():
-        n = row["games"]
-        rows.append(common + [name + ("*" if row.get("privileged") else ""), str(n)]
-                    + [_cell(row[o]["count"], n) for o in ("win", "draw", "lose")] + tail)
-    return rows or [common + ["-", "0", "-", "-", "-"] + tail]
-
-
-def _tournament_rows(run_dir: Path) -> list[list[str]]:
-    from harness.tournaments.results import TournamentResults
-
-    path = run_dir / "results.json"
-    try:
-        results = TournamentResults.model_validate_json(path.read_bytes())
-    except FileNotFoundError:
-        raise TranscriptError("the tournament has no results.json (did it finish?)", path) from None
-    except ValidationError as error:
-        raise TranscriptError(f"invalid results: {error.errors()[0]['msg']}", path) from None
-    rows = []
-    for row in results.over_envs:
-        rates, n = row.overall, row.overall.games
-        env = str(results.env_ids[0]) if len(results.env_ids) == 1 else f"{len(results.env_ids)} envs"
-        rows.append([run_dir.name, row.agent_a + ("*" if row.a_privileged else ""), "(baseline)", env, "-",
-                     row.agent_b + ("*" if row.b_privileged else ""), str(n)]
-                    + [_cell(getattr(rates, o), n) for o in ("win", "draw", "lose")] + ["-", "-", "-", "-"])
-    return rows
-
-
-def compare_table(run_dirs: list[str | Path]) -> str:
-    """The comparison as a Markdown table."""
-    rows = compare_rows(run_dirs)
-    lines = ["| " + " | ".join(COMPARE_COLUMNS) + " |", "|" + "---|" * len(COMPARE_COLUMNS)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    if any("*" in row[1] or "*" in row[5] for row in rows):
-        lines += ["", "* privileged: simulator access to the true K"]
-    return "\n".join(lines)
-
-
-__all__ = [
-    "CacheMiss", "CacheOnlyClient", "Mismatch", "Ply", "ReplayReport", "RerunReport", "check_game", "compare_rows",
-    "compare_table", "game_plies", "recorded_games", "replay_run", "rerun", "run_kind", "PASS",
-]

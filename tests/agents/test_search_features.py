@@ -12,9 +12,9 @@ from agents.search.features import (
     evaluate,
     feature_values,
     layout_features,
-    stable_discs,
     weights_array,
 )
+from agents.search.stability import stable_discs
 from engine.bits import from_words
 from engine.environments import layouts
 from engine.rules import Rules

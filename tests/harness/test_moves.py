@@ -238,7 +238,7 @@ def test_failure_counts_add_and_serialise():
 
 # ---------------------------------------------------------------- whole games
 
-def test_play_verified_game_without_failures_matches_the_rules():
+def test_game_with_verified_deciders_without_failures_matches_the_rules():
     rng_b, rng_w = np.random.default_rng(1), np.random.default_rng(2)
     game, decisions = play_game_sync(ENV.rules, ENV.condition, from_policy(RandomPolicy(rng_b)),
                                          from_policy(RandomPolicy(rng_w)), names=("a", "b"))

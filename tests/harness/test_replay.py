@@ -13,8 +13,10 @@ from engine.notation import format_move
 from harness.cli.main import app
 from harness.models.client import ModelClient
 from harness.records.transcript import TranscriptError
+from harness.runs.compare import compare_table
 from harness.runs.llm_run import LlmRunConfig, run_llm
-from harness.runs.replay import CacheOnlyClient, compare_table, replay_run, rerun
+from harness.runs.replay import replay_run
+from harness.runs.rerun import CacheOnlyClient, rerun
 from harness.tournaments.plan import make_plan, round_robin
 from harness.tournaments.tournament import run_tournament
 

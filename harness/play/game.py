@@ -51,9 +51,9 @@ class IllegalProposalError(IllegalMoveError):
 
     def __init__(self, policy: str, colour: int, move: int, legal: tuple[int, ...], rules: Rules) -> None:
         self.policy, self.colour, self.move, self.legal = policy, colour, move, legal
-        options = ", ".join(_notation(m, rules) for m in legal)
+        options = ", ".join(move_notation(m, rules) for m in legal)
         super().__init__(
-            f"policy {policy!r} ({COLOUR_NAMES[colour]}) proposed the illegal move {_notation(move, rules)}; "
+            f"policy {policy!r} ({COLOUR_NAMES[colour]}) proposed the illegal move {move_notation(move, rules)}; "
             f"legal moves: {options}. The move was not played."
         )
 
@@ -63,7 +63,7 @@ class MoveTypeError(TypeError):
 
     def __init__(self, policy: str, colour: int, proposal: object, legal: tuple[int, ...], rules: Rules) -> None:
         self.policy, self.colour, self.proposal, self.legal = policy, colour, proposal, legal
-        options = ", ".join(f"{_notation(m, rules)} = {m}" for m in legal)
+        options = ", ".join(f"{move_notation(m, rules)} = {m}" for m in legal)
         super().__init__(
             f"policy {policy!r} ({COLOUR_NAMES[colour]}) returned {proposal!r} of type {type(proposal).__name__}; "
             f"act() must return a flat move index (int, row * cols + col). Legal moves: {options}"
@@ -224,7 +224,8 @@ def _record(
     return record
 
 
-def _notation(move: int, rules: Rules) -> str:
+def move_notation(move: int, rules: Rules) -> str:
+    """``d3`` (or ``pass``); a move off the board is shown as its index, saying so."""
     try:
         return format_move(move, rules.layout)
     except NotationError:

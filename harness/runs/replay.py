@@ -23,9 +23,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from engine.environments import make_env
-from engine.notation import format_move
 from engine.rules import Rules
 from engine.state import BLACK, COLOUR_NAMES, State
+from harness.play.game import move_notation
 from harness.records.transcript import (
     GAMES_FILE,
     MANIFEST_FILE,
@@ -215,13 +215,6 @@ def check_game(rules: Rules, condition: Any, game: ReplayGame) -> list[Mismatch]
     if tuple(game.rewards) != tuple(expected):
         found += bad(None, f"rewards {tuple(game.rewards)} recorded, the condition gives {tuple(expected)}")
     return found
-
-
-def move_notation(move: int, rules: Rules) -> str:
-    try:
-        return format_move(move, rules.layout)
-    except ValueError:
-        return f"#{move}"
 
 
 # ------------------------------------------------------------------------------ one game, ply by ply

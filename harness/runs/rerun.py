@@ -15,13 +15,14 @@ from engine.environments import make_env
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient
 from harness.models.messages import ModelRequest, ModelResponse
+from harness.play.game import move_notation
 from harness.records.transcript import (
     GameEntry,
     TranscriptError,
     TranscriptReader,
 )
 from harness.runs.llm_run import CACHE_FILE, LlmRunConfig, run_llm
-from harness.runs.replay import llm_config, move_notation, run_kind
+from harness.runs.replay import llm_config, run_kind
 
 
 class CacheMiss(RuntimeError):

@@ -13,7 +13,7 @@ import pytest
 from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import LlmRunConfig, run_llm
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def config(**changes):

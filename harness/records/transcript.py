@@ -29,7 +29,7 @@ import re
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TextIO, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -293,6 +293,22 @@ def resume_point(run_dir: str | Path) -> ResumePoint:
     """(games_done, calls_done) a resumed run continues from; reads only, modifies nothing."""
     games, _, keep = _plan_resume(Path(run_dir))
     return ResumePoint(len(games.records), keep)
+
+
+def open_log_for_append(path: Path) -> TextIO:
+    """Open an auxiliary JSONL log (beliefs, strategies) for appending, after cutting away a torn last line.
+
+    A run killed while writing leaves the last line without its newline; appending
+    to it would glue the next record onto the fragment. Complete lines are kept.
+    """
+    if path.exists():
+        data = path.read_bytes()
+        good = data.rfind(b"\n") + 1
+        if good < len(data):
+            warnings.warn(f"{path}: resuming: dropping an incomplete last line ({len(data) - good} bytes)", stacklevel=2)
+            with path.open("r+b") as handle:
+                handle.truncate(good)
+    return path.open("a", encoding="utf-8")
 
 
 class TranscriptWriter:

@@ -68,6 +68,7 @@ from harness.records.transcript import (
     RunManifest,
     TranscriptReader,
     TranscriptWriter,
+    open_log_for_append,
 )
 from harness.registry.specs import canonical_spec, make_agent, parse_spec
 from harness.tournaments.stats import wilson
@@ -169,8 +170,8 @@ class _Run:
         games = TranscriptReader(run_dir).games() if resuming else []
         self.adapt_games = [g for g in games if g.phase == "adapt"]
         self.eval_done = sum(g.phase == "eval" for g in games)
-        self.beliefs_file = (run_dir / BELIEFS_FILE).open("a", encoding="utf-8")
-        self.strategies_file = (run_dir / STRATEGIES_FILE).open("a", encoding="utf-8") if config.agent == "llm-strategist" else None
+        self.beliefs_file = open_log_for_append(run_dir / BELIEFS_FILE)
+        self.strategies_file = open_log_for_append(run_dir / STRATEGIES_FILE) if config.agent == "llm-strategist" else None
         self.client = client or ModelClient(
             config.model, cache=ResponseCache(run_dir / CACHE_FILE), max_cost_usd=config.max_cost_usd,
             max_tokens_total=config.max_tokens, seed=config.seed, backoff_base_s=config.backoff_base_s,

@@ -197,3 +197,35 @@ def test_the_agent_is_registered_with_its_parameters():
         make_agent("minimax:deep=3", AgentContext(rules), np.random.default_rng(0))
     with pytest.raises(ValueError, match="depth"):
         MinimaxAgent(AgentContext(rules), np.random.default_rng(0), depth=0)
+
+
+def test_symmetric_openings_all_tie_and_the_agent_draws_among_them():
+    """The four openings of 8x8 are one move up to symmetry: every depth must find all four tied."""
+    rules = rules_for("Standard 8x8")
+    state = rules.initial_state()
+    openings = sorted(rules.legal_moves(state))
+    assert len(openings) == 4
+    for depth in range(1, 6):
+        for use_tt in (True, False):
+            result = search_position(rules, state, depth, use_tt=use_tt)
+            assert sorted(result.ties) == openings, (depth, use_tt, result.values)
+    chosen = {MinimaxAgent(AgentContext(rules), np.random.default_rng(seed), depth=3).act(observe(rules, state))
+              for seed in range(40)}
+    assert chosen == set(openings)
+
+
+@pytest.mark.parametrize("name", ["random 5x7", "Random Board 2 (6x8)", "Standard 8x8"])
+def test_the_tie_set_is_exactly_the_moves_of_best_minimax_value(name: str):
+    """Checked against plain minimax of every child: no move missing from the ties, none there by a bound."""
+    rules = rules_for(name)
+    several = 0
+    for i, state in enumerate(live_positions(rules, seed=11, count=60, max_plies=40)):
+        depth = 1 + i % 3
+        exact = {move: -minimax_value(rules, rules.play(state, move), depth - 1) for move in rules.legal_moves(state)}
+        best = max(exact.values())
+        for use_tt in (True, False):
+            result = search_position(rules, state, depth, use_tt=use_tt)
+            assert result.value == best
+            assert sorted(result.ties) == sorted(m for m, v in exact.items() if v == best), (depth, exact, result)
+        several += len(result.ties) > 1
+    assert several >= 1  # a position with more than one best move was checked (the openings test has more)

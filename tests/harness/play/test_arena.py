@@ -205,3 +205,30 @@ def test_play_verified_counts_against_the_budget():
     assert arena.games_played == 2 and arena.ledger.records[-1] == game.record
     with pytest.raises(BudgetExhausted):
         asyncio.run(arena.play_verified(decide, decide))
+
+
+def test_a_forfeited_game_is_counted_scored_as_a_loss_and_uses_budget():
+    import asyncio
+
+    from harness.play.decisions import MoveDecision
+    from harness.play.game import from_policy
+
+    arena = Arena(make_env(K_08_ON_12x10), budget=2)
+    plays = from_policy(random_policy(4))
+    calls = {"n": 0}
+
+    def white_gives_up_at_its_third_decision(obs):
+        calls["n"] += 1
+        return MoveDecision(None, True, []) if calls["n"] == 3 else plays(obs)
+
+    game, decisions = asyncio.run(arena.play_verified(plays, white_gives_up_at_its_third_decision, ("b", "w")))
+    assert game.forfeit is not None and game.forfeit.colour == 1 and game.forfeit_by == 1
+    assert game.record.rewards == (1, -1) and decisions[-1].decision.forfeited
+    assert game.record.plies == game.forfeit.ply == len(game.record.moves) == 5  # b, w, b, w, b, then white forfeits
+    assert game.failures[1].forfeits == 1 and game.failures[0].forfeits == 0
+    assert arena.games_played == 1 and arena.remaining == 1 and arena.ledger.records == (game.record,)
+    arena.play(random_policy(5), random_policy(6))
+    assert arena.remaining == 0
+    with pytest.raises(BudgetExhausted):
+        asyncio.run(arena.play_verified(plays, plays))
+    assert arena.games_played == 2

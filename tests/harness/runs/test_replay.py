@@ -222,3 +222,49 @@ def test_rerun_reproduces_a_run_with_calls_that_failed_for_good(tmp_path, monkey
     report = rerun(run_dir, tmp_path / "again")
     assert report.reproduced, report.summary()
     assert report.games_compared == 6
+
+
+def _replayed(env_id, moves, black, white, rewards, forfeit_by):
+    from harness.runs.replay import ReplayGame, check_game
+
+    env = make_env(env_id)
+    game = ReplayGame(env_id, "adapt", 0, "self", env.layout.name, tuple(moves), black, white, tuple(rewards), forfeit_by, 1)
+    return check_game(env.rules, env.condition, game)
+
+
+def _finished_game(env_id=21, seed=0):
+    import numpy as np
+
+    from engine.protocol.policy import RandomPolicy
+    from harness.play.game import play_game
+
+    env = make_env(env_id)
+    rng = np.random.default_rng(seed)
+    return play_game(env.rules, env.condition, RandomPolicy(rng), RandomPolicy(rng))
+
+
+def test_replay_compares_each_colours_final_count():
+    record = _finished_game()
+    assert _replayed(21, record.moves, record.black, record.white, record.rewards, None) == []
+    for black, white in ((record.black, record.white + 1), (record.white, record.black), (record.black - 1, record.white)):
+        found = _replayed(21, record.moves, black, white, record.rewards, None)
+        assert any("final counts" in m.message for m in found), (black, white)
+
+
+def test_replay_checks_who_forfeited():
+    record = _finished_game()
+    cut = record.moves[:7]  # white is to move after 7 placements from the start (no pass this early)
+    assert all(m >= 0 for m in cut)
+    rules = make_env(21).rules
+    state = rules.initial_state()
+    for move in cut:
+        state = rules.play(state, move)
+    black, white = rules.counts(state)
+    assert _replayed(21, cut, black, white, (1, -1), "white") == []
+    wrong_colour = _replayed(21, cut, black, white, (-1, 1), "black")
+    assert any("forfeit by black recorded, but white is to move" in m.message for m in wrong_colour)
+    assert any("rewards" in m.message for m in _replayed(21, cut, black, white, (-1, 1), "white"))
+    not_recorded = _replayed(21, cut, black, white, (0, 0), None)
+    assert any("not over" in m.message for m in not_recorded)
+    finished_but_forfeit = _replayed(21, record.moves, record.black, record.white, (-1, 1), "black")
+    assert any("the game is over" in m.message for m in finished_but_forfeit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
@@ -183,7 +184,7 @@ def test_memory_is_immutable_and_recent_is_ordered() -> None:
     longer = memory.add(GameSummary(6, 0, 40, 24, 0, 1))
     assert len(memory.games) == 5 and len(longer.games) == 6
     assert [g.index for g in longer.recent(3)] == [4, 5, 6] and memory.recent(0) == ()
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         memory.games = ()  # type: ignore[misc]
 
 

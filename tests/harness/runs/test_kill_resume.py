@@ -39,7 +39,10 @@ def wait_for_games(out: Path, games: int, process: subprocess.Popen, timeout: fl
             return runs[0].parent
         if process.poll() is not None:
             pytest.fail(f"the run ended before it could be killed: {process.communicate()[1].decode()[-2000:]}")
-        time.sleep(0.005)
+        try:  # wait for the run to end, or 5 ms, whichever comes first
+            process.wait(timeout=0.005)
+        except subprocess.TimeoutExpired:
+            pass
     pytest.fail("the run did not reach the kill point in time")
 
 

@@ -221,3 +221,12 @@ def random_game(layout, rng: random.Random, turn_limit: int | None = None, count
         if not moves:
             return state
         state = _apply(state, rng.choice(moves))
+
+
+def rewards_for_counts(black: int, white: int, k) -> tuple[int, int]:
+    """Rewards (black, white) of final counts under threshold ``k``: the rule written out independently."""
+    if wins(black, white, k):
+        return (1, -1)
+    if wins(white, black, k):
+        return (-1, 1)
+    return (0, 0)

@@ -261,7 +261,6 @@ def test_paper_table1_matches_table2_and_a_change_is_caught(tmp_path):
     assert any(p.startswith("K>1.0 vs Random (win)") for p in problems)
 
 
-@pytest.mark.skipif(not DEFAULT_PAPER_TABLE2.is_file(), reason="the paper's paper_table2.json is not beside the repo")
 def test_the_real_paper_tables_agree():
     table2 = load_paper_table2(DEFAULT_PAPER_TABLE2)
     assert len(table2) == 56

@@ -10,11 +10,8 @@ import pytest
 from harness.bench.agents import AgentBenchRow
 from harness.cli import bench
 from harness.cli.tournament import split_specs
-from harness.registry.specs import registry
 from harness.tournaments.results import PRIVILEGED_NOTE
 from harness.tournaments.tournament import read_games
-
-needs_mcts = pytest.mark.skipif("mcts" not in registry(), reason="mcts is not registered yet")
 
 
 def test_agents_lists_the_registry(invoke):
@@ -22,8 +19,7 @@ def test_agents_lists_the_registry(invoke):
     assert result.exit_code == 0, result.output
     for name in ("random", "greedy"):
         assert re.search(rf"^\s*{name}\s+-\s+no\s+", result.output, re.MULTILINE), result.output
-    if "mcts" in registry():
-        assert re.search(r"^\s*mcts\s+n=100 \(int\).*\byes\b", result.output, re.MULTILINE), result.output
+    assert re.search(r"^\s*mcts\s+n=100 \(int\).*\byes\b", result.output, re.MULTILINE), result.output
 
 
 def test_match_prints_a_table_and_records_the_run(invoke, tmp_path):
@@ -62,7 +58,6 @@ def test_tournament_versus(invoke, tmp_path):
     assert pairs == {("greedy", "random"), ("corner", "random")}
 
 
-@needs_mcts
 def test_privileged_agents_are_marked(invoke, tmp_path):
     result = invoke("match", "mcts:n=4", "random", "--env", "0", "--games", "2", "--jobs", "1", "--out", tmp_path / "p")
     assert result.exit_code == 0, result.output
@@ -96,7 +91,6 @@ def test_bad_input_writes_nothing(invoke, user_error, tmp_path, monkeypatch, arg
     assert list(tmp_path.iterdir()) == []
 
 
-@needs_mcts
 @pytest.mark.parametrize("spec, fragment", [("mcts:n=abc", "not a valid int"), ("mcts:n=0", "mcts:n=0")])
 def test_bad_parameter_values(invoke, user_error, tmp_path, monkeypatch, spec, fragment):
     monkeypatch.chdir(tmp_path)

@@ -118,7 +118,6 @@ def test_games_depend_on_the_pairing_not_on_the_rest_of_the_tournament(tiny_run,
     assert [line["moves"] for line in _lines_without_timing(tmp_path / "seed8")] != moves
 
 
-@pytest.mark.skipif("mcts" not in registry(), reason="mcts is not registered yet")
 def test_privileged_agents_are_granted_a_recorded_simulator(tmp_path):
     plan = make_plan(versus(["mcts:n=4"], ["random"]), [0], 2, 0)
     results = run_tournament(plan, tmp_path / "mcts", jobs=1)
@@ -154,7 +153,6 @@ def test_bad_specs_and_plans():
         make_plan(round_robin(["random", "greedy"]), [0], 1, -1)
 
 
-@pytest.mark.skipif("mcts" not in registry(), reason="mcts is not registered yet")
 def test_a_value_the_agent_rejects_is_a_spec_error():
     with pytest.raises(AgentSpecError, match="mcts:n=0"):
         make_plan(versus(["mcts:n=0"], ["random"]), [0], 1, 0)

@@ -33,9 +33,11 @@ numba-cache: $(NUMBA_STAMP)
 demo: venv numba-cache
 	$(VENV)/bin/arena demo
 
-# lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles).
+# lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles);
+# ruff lints (rules in pyproject.toml).
 test: venv numba-cache
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check .
 	$(VENV)/bin/python -m pytest -n 2
 
 bench: venv numba-cache

@@ -260,7 +260,10 @@ PARAM_HELP = MappingProxyType({
     "nodes": "search a ply deeper while that should stay within this many nodes (0: fixed depth)",
     "limit_depth": "the least search depth under a turn limit (short games)",
     "limit_plies": "under a turn limit: solve exactly when at most this many placements remain",
-    "exact_nodes": "under a turn limit: also solve exactly with at most 2 x limit_plies placements left when (legal moves) ** (placements left / 2) is at most this (0: never)",
+    "exact_nodes": (
+        "under a turn limit: also solve exactly with at most 2 x limit_plies placements left "
+        "when (legal moves) ** (placements left / 2) is at most this (0: never)"
+    ),
     "probes": "probe (self-play) games stop once the arena has played this many",
     "patience": "stop probing after this many probes in a row that left the interval unchanged",
     "probe_depth": "search depth of the probe games",

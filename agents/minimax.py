@@ -24,20 +24,13 @@ from agents.search.api import (
     SearchResult,
     SearchTables,
     empties,
-    search,
     search_position,
-    solve_endgame,
     solve_position,
 )
 from agents.search.endgame import check_utility, disc_difference_utility
-from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
+from agents.search.features import weights_array
 from agents.spec import Param, register
 from engine.protocol.observation import Observation
-
-__all__ = [
-    "DEFAULT_WEIGHTS", "FEATURES", "MinimaxAgent", "SearchResult", "search", "search_position",
-    "solve_endgame", "solve_position",
-]
 
 
 @register(

@@ -105,8 +105,10 @@ def evaluate(task: PaperTask, env: Environment, agent: Any, opponents: Iterable[
     for opponent in opponents:
         grants = EvaluationGrants(env)
         context = AgentContext(env.rules, grant_simulator=grants.grant_simulator if opponent.privileged else None)
-        match: MatchResult = run_match(env, lambda rng: agent, lambda rng: make_agent(opponent.spec, context, rng),
-                                       games, _seed(task, opponent.spec, phase))
+        def build_opponent(rng: Any, spec: str = opponent.spec, context: AgentContext = context) -> Any:
+            return make_agent(spec, context, rng)
+
+        match: MatchResult = run_match(env, lambda rng: agent, build_opponent, games, _seed(task, opponent.spec, phase))
         tally = match.overall
         outcomes.append(Outcome(opponent=opponent.label, spec=opponent.spec, privileged=opponent.privileged,
                                 win=tally.wins, draw=tally.draws, lose=tally.losses, rewards=match.a_rewards,

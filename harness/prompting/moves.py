@@ -182,7 +182,9 @@ def default_feedback(attempt: Attempt, obs: Observation) -> str:
     legal = legal_list(obs.legal_moves, obs.rules.layout)
     if attempt.verdict == "illegal" and attempt.reason:
         return f"{attempt.reason} Reply with one legal move."
-    return f"I could not read a move from your reply ({attempt.reason}). Legal moves: {legal}. Reply with one legal move, e.g. MOVE: {legal.split(', ')[0]}."
+    example = legal.split(", ")[0]
+    return (f"I could not read a move from your reply ({attempt.reason}). Legal moves: {legal}. "
+            f"Reply with one legal move, e.g. MOVE: {example}.")
 
 
 class MoveAsker:

@@ -44,17 +44,9 @@ from harness.models.errors import ModelCallError
 from harness.models.messages import ModelRequest, ModelResponse
 from harness.play.decisions import FailureKind, MoveDecision, ParsedMove
 from harness.prompting.beliefs import BeliefParseError, parse_belief
+from harness.prompting.memory import EpisodeMemory, GameSummary
 from harness.prompting.moves import ModelCallFailed, MoveAsker
-from harness.prompting.renderer import (
-    EpisodeMemory,
-    GameSummary,
-    MemoryBlock,
-    PromptRenderer,
-    belief_context,
-    memory_block,
-    move_context,
-    system_context,
-)
+from harness.prompting.renderer import MemoryBlock, PromptRenderer, belief_context, memory_block, move_context, system_context
 
 PHASE_CODES = {"adapt": 0, "eval": 1}
 CallSink = Callable[[dict[str, Any]], None]

@@ -46,15 +46,7 @@ from engine.notation import COLUMN_LETTERS, format_move
 from engine.protocol.observation import Observation
 from engine.rules import Rules
 from engine.state import COLOUR_NAMES, State
-from harness.prompting.memory import (
-    DEFAULT_BINS,
-    DEFAULT_MAX_RECENT,
-    EpisodeMemory,
-    GameSummary,
-    MemoryView,
-    RhoBin,
-    summaries,
-)
+from harness.prompting.memory import DEFAULT_BINS, DEFAULT_MAX_RECENT, EpisodeMemory, MemoryView
 
 DEFAULT_PROMPTS_DIR = Path(harness.__file__).resolve().parents[1] / "prompts"
 TEMPLATE_SUFFIX = ".j2"
@@ -354,7 +346,7 @@ def belief_context(memory: MemoryView, games_played: int, budget: int) -> dict[s
 
 
 __all__: Sequence[str] = (
-    "ANSWER_FORMATS", "DEFAULT_PROMPTS_DIR", "HINT_LEVELS", "SYMBOLS", "EpisodeMemory", "GameSummary", "MemoryBlock",
-    "MemoryView", "PromptError", "PromptRenderer", "RenderedPrompt", "RhoBin", "belief_context", "board_text",
-    "estimate_tokens", "fit_memory", "legal_moves_text", "memory_block", "move_context", "summaries", "system_context",
+    "ANSWER_FORMATS", "DEFAULT_PROMPTS_DIR", "HINT_LEVELS", "SYMBOLS", "MemoryBlock", "PromptError", "PromptRenderer",
+    "RenderedPrompt", "belief_context", "board_text", "estimate_tokens", "fit_memory", "legal_moves_text", "memory_block",
+    "move_context", "system_context",
 )

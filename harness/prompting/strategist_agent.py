@@ -65,6 +65,7 @@ from harness.models.errors import ModelCallError
 from harness.models.messages import ModelResponse
 from harness.play.decisions import MoveDecision
 from harness.prompting.beliefs import describe_validation_error, json_objects
+from harness.prompting.memory import EpisodeMemory
 from harness.prompting.policy_agent import (
     PHASE_CODES,
     BeliefSink,
@@ -75,7 +76,7 @@ from harness.prompting.policy_agent import (
     call_fields,
     model_driven_message,
 )
-from harness.prompting.renderer import EpisodeMemory, PromptRenderer, fit_memory
+from harness.prompting.renderer import PromptRenderer, fit_memory
 
 STRATEGY_SCHEMA_VERSION = 1
 StrategySink = Callable[[int, "Strategy", "str | None", bool], None]  # batch start, strategy in force, error, new?

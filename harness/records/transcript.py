@@ -284,7 +284,7 @@ def _plan_resume(run_dir: Path) -> tuple[_Scan, _Scan, int]:
     _check_unique(run_dir / CALLS_FILE, [c.call_index for c in calls.records], "call index")
     finished = {(g.phase, g.game_index) for g in games.records}
     keep = len(calls.records)
-    while keep and calls.records[keep - 1].game_index is not None and (calls.records[keep - 1].phase, calls.records[keep - 1].game_index) not in finished:
+    while keep and (last := calls.records[keep - 1]).game_index is not None and (last.phase, last.game_index) not in finished:
         keep -= 1
     return games, calls, keep
 

@@ -24,15 +24,8 @@ from harness.bench.harness import (
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient
 from harness.models.mock import make_mock
-from harness.prompting.renderer import (
-    EpisodeMemory,
-    GameSummary,
-    PromptRenderer,
-    belief_context,
-    fit_memory,
-    memory_block,
-    move_context,
-)
+from harness.prompting.memory import EpisodeMemory, GameSummary
+from harness.prompting.renderer import PromptRenderer, belief_context, fit_memory, memory_block, move_context
 from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import CACHE_FILE, LlmRunConfig, run_llm
 

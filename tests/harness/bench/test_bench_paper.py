@@ -225,7 +225,7 @@ def test_resume_skips_finished_pairs(fakes, tmp_path):
 def _result(env_id: int, agent: str, wins: dict[str, tuple[int, int, int]]) -> EnvAgentResult:
     env = make_env(env_id)
     final = tuple(Outcome(opponent=label, spec=label.lower(), privileged=label.startswith("MCTS"), win=w, draw=d,
-                          lose=l, rewards=(1,) * w + (0,) * d + (-1,) * l) for label, (w, d, l) in wins.items())
+                          lose=lo, rewards=(1,) * w + (0,) * d + (-1,) * lo) for label, (w, d, lo) in wins.items())
     return EnvAgentResult(env_id=env_id, env_name=env.name, layout=env.layout_index,
                           condition=condition_label(env.condition), agent=agent, status="ok", budget=20, final=final)
 
@@ -246,8 +246,8 @@ def test_paper_table1_matches_table2_and_a_change_is_caught(tmp_path):
     table1 = paper_table1()
     assert table1["K=0.6"]["Random"]["win"] == Stat(mean=19.3, std=11.0, n=7)
     assert table1["K<0.0 (10 turns)"]["MCTS-100"]["lose"].mean == 33.6
-    rows = [{"condition": "K>1.0", "layout": i + 1, "Random": [w, d, l]}
-            for i, (w, d, l) in enumerate([(100, 0, 0), (100, 0, 0), (95, 0, 5), (100, 0, 0), (100, 0, 0), (95, 0, 5),
+    rows = [{"condition": "K>1.0", "layout": i + 1, "Random": [w, d, lo]}
+            for i, (w, d, lo) in enumerate([(100, 0, 0), (100, 0, 0), (95, 0, 5), (100, 0, 0), (100, 0, 0), (95, 0, 5),
                                            (80, 10, 10)])]
     path = tmp_path / "table2.json"
     path.write_text(json.dumps({"rows": rows}))

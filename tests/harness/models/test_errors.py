@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from harness.models.errors import RETRYABLE_KINDS, ProviderError, classify_error
@@ -63,7 +61,7 @@ def test_a_server_error_with_a_broken_body_is_a_malformed_response_and_retried()
 
 
 @pytest.mark.parametrize(("error", "kind", "retried"), [
-    (asyncio.TimeoutError(), "timeout", True),
+    (TimeoutError(), "timeout", True),
     (TimeoutError("read timed out"), "timeout", True),
     (RuntimeError("Connection reset by peer"), "connection", True),
     (RuntimeError("the request timed out upstream"), "timeout", True),

@@ -13,11 +13,10 @@ from engine.layout import standard_layout
 from engine.notation import format_move
 from engine.protocol.observation import observe
 from engine.rules import Rules
+from harness.prompting.memory import EpisodeMemory, GameSummary
 from harness.prompting.renderer import (
     DEFAULT_PROMPTS_DIR,
     HINT_LEVELS,
-    EpisodeMemory,
-    GameSummary,
     PromptError,
     PromptRenderer,
     belief_context,
@@ -197,7 +196,7 @@ class _FirstMove:
 
 def test_summary_from_a_game_record() -> None:
     from harness.play.game import play_game
-    from harness.prompting.renderer import summaries
+    from harness.prompting.memory import summaries
 
     env = make_env(5)  # 6x8 with 8 obstacles: 40 playable cells
     record = play_game(env.rules, env.condition, _FirstMove(), _FirstMove())

@@ -84,7 +84,11 @@ class FailureCounts(BaseModel):
 
     @classmethod
     def of_decisions(cls, decisions: Sequence[MoveDecision]) -> FailureCounts:
-        return sum((d.failure_counts for d in decisions), cls())
+        """All the decisions' failures together (one model built, not one per decision: this runs every game)."""
+        counts: dict[str, int] = {}
+        for decision in decisions:
+            _add_counts(counts, decision)
+        return cls(**counts)
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,16 @@ class MoveDecision:
     @property
     def failure_counts(self) -> FailureCounts:
         counts: dict[str, int] = {}
-        for attempt in self.attempts:
-            if attempt.failure_kind is not None:
-                counts[attempt.failure_kind.value] = counts.get(attempt.failure_kind.value, 0) + 1
-        return FailureCounts(**counts, forfeits=int(self.forfeited), fallbacks=int(self.fallback_used))
+        _add_counts(counts, self)
+        return FailureCounts(**counts)
+
+
+def _add_counts(counts: dict[str, int], decision: MoveDecision) -> None:
+    """Add a decision's failed attempts by kind, its forfeit and its fallback to ``counts``."""
+    for attempt in decision.attempts:
+        if attempt.failure_kind is not None:
+            counts[attempt.failure_kind.value] = counts.get(attempt.failure_kind.value, 0) + 1
+    if decision.forfeited:
+        counts["forfeits"] = counts.get("forfeits", 0) + 1
+    if decision.fallback_used:
+        counts["fallbacks"] = counts.get("fallbacks", 0) + 1

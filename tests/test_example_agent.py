@@ -67,7 +67,19 @@ def test_the_example_minimises_the_opponents_replies(registered):
         assert replies(obs.state, move) == min(replies(obs.state, m) for m in obs.legal_moves)
 
 
-def test_a_taken_name_or_a_module_without_agents_is_refused(registered):
+def test_a_taken_name_a_missing_module_or_one_without_agents_is_refused(registered, tmp_path, monkeypatch):
     with pytest.raises(AgentSpecError, match="declares no agent"):
         specs.add_family_module("engine.notation")
+    with pytest.raises(AgentSpecError, match="cannot import agent module 'no_such_agents'"):
+        specs.add_family_module("no_such_agents")
+    (tmp_path / "impostor.py").write_text(
+        "from agents.spec import register\n"
+        "@register('greedy', 'a second greedy')\n"
+        "def impostor(context, rng):\n"
+        "    raise AssertionError('never built')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(AgentSpecError, match="agent name 'greedy' .* is taken"):
+        specs.add_family_module("impostor")
     assert specs.registry()["fewest-replies"] is registered
+    assert specs.registry()["greedy"].factory.__module__ == "agents.simple"

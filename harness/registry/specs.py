@@ -43,7 +43,12 @@ def add_family_module(module: str) -> None:
     spec name that is already taken is refused (the registry never replaces an agent).
     """
     taken = registry()
-    entries = declared_entries(vars(importlib.import_module(module)))
+    try:
+        imported = importlib.import_module(module)
+    except ModuleNotFoundError as missing:
+        raise AgentSpecError(f"cannot import agent module {module!r} ({missing}): give an importable module name, "
+                             "with its folder on sys.path") from None
+    entries = declared_entries(vars(imported))
     if not entries:
         raise AgentSpecError(f"module {module!r} declares no agent: decorate its factory with @agents.spec.register(...)")
     for entry in entries:

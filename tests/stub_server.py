@@ -81,6 +81,8 @@ class StubServer:
         self.max_in_flight = 0
         self._queue: deque[Behaviour] = deque()
         self._lock = threading.Lock()
+        self._gate_at: int | None = None  # hold_until_in_flight: replies wait until this many are in flight
+        self._gate = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -120,16 +122,32 @@ class StubServer:
         with self._lock:
             self._queue.extend(behaviours)
 
+    def hold_until_in_flight(self, requests: int) -> None:
+        """Hold every reply until ``requests`` requests are being served at once (then answer all, from then on).
+
+        An event, not a delay: a test of a concurrency limit then does not depend on
+        how fast a loaded machine sends the requests. A gate never reached opens after
+        60 s, so a broken limit fails the test instead of hanging it.
+        """
+        with self._lock:
+            self._gate_at = requests
+            self._gate.clear()
+
     def reset_counters(self) -> None:
+        """Forget the requests and the in-flight peak, and open any gate."""
         with self._lock:
             self.requests.clear()
             self.in_flight = self.max_in_flight = 0
+            self._gate_at = None
+            self._gate.set()
 
     def _next(self, record: dict[str, Any]) -> Behaviour:
         with self._lock:
             self.requests.append(record)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self._gate_at is not None and self.in_flight >= self._gate_at:
+                self._gate.set()
             if self._queue:
                 return self._queue.popleft()
             if self.responder is not None:
@@ -184,6 +202,8 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 server._done()
 
         def _respond(self, payload: dict[str, Any], behaviour: Behaviour) -> None:
+            if server._gate_at is not None:
+                server._gate.wait(timeout=60)
             if behaviour.delay_s:
                 time.sleep(behaviour.delay_s)
             if behaviour.kind == "status":

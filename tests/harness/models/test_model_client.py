@@ -150,8 +150,8 @@ def test_truncated_reply_surfaces_finish_reason_length(stub):
 
 
 def test_concurrency_limit_holds_and_fills(stub):
-    stub.default = slow(1.0)  # long enough that all 32 are in flight even on a loaded machine
-    client = make_client(stub, concurrency=32)
+    stub.hold_until_in_flight(32)  # no reply until 32 requests are open: the limit is reached or the test fails
+    client = make_client(stub, concurrency=32, timeout_s=90)
 
     async def many():
         requests = [client.request([{"role": "user", "content": f"game {i}"}]) for i in range(64)]

@@ -48,9 +48,8 @@ from harness.play.game import (
     Decide,
     PlyDecision,
     VerifiedGame,
-    from_policy,
     play_game_async,
-    run_without_loop,
+    play_policies,
 )
 from harness.play.grants import PrivilegedSimulator, checked_reason
 
@@ -116,8 +115,7 @@ class Arena:
         A game aborted by a bad proposal raises and is not counted.
         """
         with self._one_game("Arena.play"):
-            game, _ = run_without_loop(play_game_async(
-                self._rules, self._condition, from_policy(black_policy), from_policy(white_policy)))
+            game = play_policies(self._rules, self._condition, black_policy, white_policy)
             self._enter(game)
         return game.record
 

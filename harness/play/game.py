@@ -173,11 +173,16 @@ def play_game(rules: Rules, condition: Condition, black_policy: Policy, white_po
     :class:`MoveTypeError` if a policy proposes a bad move; nothing is played then.
     The same policy object may play both colours (self-play).
     """
-    game, _ = run_without_loop(play_game_async(rules, condition, from_policy(black_policy), from_policy(white_policy)))
-    return game.record
+    return play_policies(rules, condition, black_policy, white_policy).record
 
 
-def run_without_loop(coroutine: Coroutine[Any, Any, T]) -> T:
+def play_policies(rules: Rules, condition: Condition, black_policy: Policy, white_policy: Policy) -> VerifiedGame:
+    """:func:`play_game_async` for two classical policies, stepped without an event loop (a policy never awaits)."""
+    game, _ = _run_without_loop(play_game_async(rules, condition, from_policy(black_policy), from_policy(white_policy)))
+    return game
+
+
+def _run_without_loop(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine that never suspends (every decider answered at once) without an event loop."""
     try:
         coroutine.send(None)

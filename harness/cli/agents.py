@@ -8,21 +8,25 @@ from rich.text import Text
 
 from agents.spec import AgentEntry, Param
 from harness.cli.console import stdout_console
+from harness.cli.options import PluginOption, use_plugins
+from harness.registry.plugins import loaded_plugins
 from harness.registry.specs import registry
 from harness.tournaments.results import PRIVILEGED_NOTE
 
 
-def agents() -> None:
+def agents(plugin: PluginOption = None) -> None:
     """List the agents a spec can name: name, parameters (default, type), privileged, model-driven, description.
 
     A spec is the name, optionally with parameters: ``minimax:depth=5``,
-    ``mcts:n=100``; parameters left out take their defaults.
+    ``mcts:n=100``; parameters left out take their defaults. Agents from plugins
+    (--plugin, or installed packages) say where they come from.
     """
-    stdout_console().print(agents_table(registry()))
+    use_plugins(plugin)
+    stdout_console().print(agents_table(registry(), loaded_plugins()))
 
 
-def agents_table(entries: dict[str, AgentEntry]) -> Table:
-    """One row per registered agent, in name order."""
+def agents_table(entries: dict[str, AgentEntry], origins: dict[str, str] | None = None) -> Table:
+    """One row per registered agent, in name order; a plugin agent's description ends with its source."""
     table = Table(
         title="Agents (spec: name or name:key=value,key=value)",
         caption=(f"privileged: {PRIVILEGED_NOTE.removeprefix('privileged: ')}; marked * in results. "
@@ -34,8 +38,11 @@ def agents_table(entries: dict[str, AgentEntry]) -> Table:
     for name in sorted(entries):
         entry = entries[name]
         params = "\n".join(param_text(key, param) for key, param in entry.params.items()) or "-"
+        description = Text(entry.description)
+        if origins and name in origins:
+            description.append(f"\n(plugin: {origins[name]})", style="dim")
         table.add_row(name, Text(params), "yes" if entry.privileged else "no", "yes" if entry.model_driven else "no",
-                      Text(entry.description))
+                      description)
     return table
 
 

@@ -55,7 +55,7 @@ from harness.bench.paper_run import (
 )
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.options import parse_env_range
+from harness.cli.options import PluginOption, parse_env_range, use_plugins
 from harness.cli.tournament import split_specs
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
 from harness.tournaments.tournament import check_run_dir
@@ -102,6 +102,7 @@ def paper(
                                              help="Run directory (default: runs/<timestamp>-bench-paper).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", metavar="DIR", show_default=False,
                                                 help="Finish an interrupted run with the settings it recorded.")] = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Adapt each adaptive agent on each environment within its budget, then evaluate it, as in the paper.
 
@@ -113,6 +114,7 @@ def paper(
     """
     if jobs < 1:
         raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
+    plugin_words = use_plugins(plugin)  # with --resume too: the plugins are code, not settings the manifest holds
     given = {"--envs": envs, "--agents": agents, "--budget": budget, "--games": games,
              "--checkpoint-games": checkpoint_games, "--seed": seed, "--out": out,
              "--quick": quick or None, "--paper-mcts/--standard-mcts": paper_mcts}
@@ -126,7 +128,7 @@ def paper(
         plan = _plan(envs, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)
         run_dir = out if out is not None else default_run_dir()
         check_run_dir(run_dir)
-    command = _command(resume, given, jobs, run_dir)
+    command = _command(resume, given, jobs, run_dir, plugin_words)
     finished = sum(r.status == "ok" for r in read_results(run_dir).values()) if resume is not None else 0
     with _progress() as progress:
         task = progress.add_task("bench paper", total=len(plan.tasks()), completed=min(finished, len(plan.tasks())))
@@ -140,7 +142,7 @@ def paper(
         raise typer.Exit(FAILED_PAIRS_EXIT_CODE)
 
 
-def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: Path) -> str:
+def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: Path, plugin_words: list[str]) -> str:
     """The command line that reproduces this run, as recorded in the manifest."""
     words = ["arena", "bench", "paper", *(["--resume", str(resume)] if resume is not None else [])]
     for name, value in given.items():
@@ -150,7 +152,7 @@ def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: 
             words.append(name.split("/")[0 if value else 1])
         else:
             words += [name, str(value)]
-    return shlex.join([*words, "--jobs", str(jobs), "--out", str(run_dir)])
+    return shlex.join([*words, *plugin_words, "--jobs", str(jobs), "--out", str(run_dir)])
 
 
 def _plan(envs: str | None, agents: str | None, budget: int | None, games: int | None,

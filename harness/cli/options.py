@@ -1,4 +1,4 @@
-"""Parsers of the arguments several commands share: env ids, env ranges, the ENV | --layout pair.
+"""Parsers of the arguments several commands share: env ids, env ranges, the ENV | --layout pair, --plugin.
 
 Every problem a user can cause is raised as ``typer.BadParameter`` (or as the engine's
 own error types), which ``harness.cli.main`` turns into a one-line ``error: ...``.
@@ -16,6 +16,8 @@ import typer
 from engine import Layout, Rules, make_env
 from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.layout_text import load_layout
+from harness.registry.importing import source_key
+from harness.registry.plugins import load_plugins
 
 N_ENVS = N_LAYOUTS * N_CONDITIONS
 
@@ -24,7 +26,24 @@ EnvArgument = Annotated[str | None, typer.Argument(metavar="ENV", help="Environm
 LayoutOption = Annotated[
     Path | None, typer.Option("--layout", metavar="FILE", help="A layout text file instead of an environment.")
 ]
+PluginOption = Annotated[list[str] | None, typer.Option(
+    "--plugin", metavar="MODULE_OR_FILE", show_default=False,
+    help="Your own agents: a dotted module name or a .py file that declares them with @agents.spec.register "
+         "(repeatable; loaded before the specs are read, and in every worker process).",
+)]
 _RANGE_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def use_plugins(plugins: list[str] | None) -> list[str]:
+    """Load the ``--plugin`` sources before any spec is read; returns the option words that reproduce them.
+
+    Files appear with their absolute paths in the words, so a recorded command works
+    from any directory.
+    A missing file, an import error or a taken agent name is an AgentSpecError naming
+    the plugin, which the CLI prints as one ``error:`` line.
+    """
+    load_plugins(plugins or ())
+    return [word for source in plugins or () for word in ("--plugin", source_key(source))]
 
 
 def parse_env_id(text: str) -> int:

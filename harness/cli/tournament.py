@@ -28,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.options import parse_env_id, parse_env_range
+from harness.cli.options import PluginOption, parse_env_id, parse_env_range, use_plugins
 from harness.tournaments.plan import (
     GameFailed,
     TournamentPlan,
@@ -76,6 +76,7 @@ def match(
     seed: SeedOption = 0,
     jobs: JobsOption = None,
     out: OutOption = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Play A against B on one environment and print A's win/draw/lose rates, overall and by colour.
 
@@ -85,10 +86,11 @@ def match(
     """
     if env is None:
         raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them)")
+    plugin_words = use_plugins(plugin)
     env_ids = [parse_env_id(env)]
     plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed)
     command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), "--games", str(games),
-               "--seed", str(seed)]
+               "--seed", str(seed), *plugin_words]
     _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_ids[0]}")
 
 
@@ -107,6 +109,7 @@ def tournament(
     seed: SeedOption = 0,
     jobs: JobsOption = None,
     out: OutOption = None,
+    plugin: PluginOption = None,
 ) -> None:
     """A round robin of --agents (every pair once, the earlier-listed agent as A), or each against --vs.
 
@@ -119,12 +122,13 @@ def tournament(
         raise typer.BadParameter("give the agents: --agents SPEC,SPEC,... (`arena agents` lists them)")
     if envs is None:
         raise typer.BadParameter("give the environments: --envs 0-6, 0,3,5 or all")
+    plugin_words = use_plugins(plugin)
     specs = split_specs(agents)
     pairings = round_robin(specs) if vs is None else versus(specs, split_specs(vs))
     plan = _plan(pairings, parse_env_range(envs), games, seed)
     command = ["arena", "tournament", "--agents", agents, "--envs", envs]
     command += ["--vs", vs] if vs is not None else []
-    command += ["--games", str(games), "--seed", str(seed)]
+    command += ["--games", str(games), "--seed", str(seed), *plugin_words]
     name = "tournament-" + "-".join(plan.agents)
     _run(plan, command, jobs, out, "tournament", name)
 

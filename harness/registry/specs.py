@@ -3,8 +3,9 @@
 A spec is ``name`` or ``name:key=value,key=value`` (e.g. ``minimax:depth=5``).
 The family modules in :data:`FAMILY_MODULES` declare their agents with
 :func:`agents.spec.register`; :func:`registry` imports them on first use and
-collects the entries. :func:`make_agent` builds one from a spec, and bad specs get
-an error listing what is valid. The registry sits in the harness because it must
+collects the entries, then those of plugins from outside the project (installed
+entry points; see :mod:`harness.registry.plugins`). :func:`make_agent` builds
+one from a spec, and bad specs get an error listing what is valid. The registry sits in the harness because it must
 see both ``agents/`` and the model-driven agents of :mod:`harness.prompting`.
 """
 
@@ -17,6 +18,14 @@ import numpy as np
 
 from agents.base import Agent, AgentContext
 from agents.spec import AgentEntry, AgentSpecError, Param, declared_entries
+from harness.registry.importing import (
+    ENTRY_POINT_GROUP,
+    import_entry_point,
+    import_module_named,
+    import_source,
+    inherited_sources,
+    installed_entry_points,
+)
 
 # Modules whose agents the registry knows (one per family).
 FAMILY_MODULES = (
@@ -32,8 +41,9 @@ FAMILY_MODULES = (
 )
 
 _REGISTRY: dict[str, AgentEntry] = {}
+_ORIGINS: dict[str, str] = {}  # agent name -> where an agent from outside FAMILY_MODULES came from
 _collected: list[str] = []  # the family modules already read
-_added: list[str] = []  # family modules from outside the project (add_family_module)
+_installed: list[bool] = []  # [True] once the installed entry points and inherited plugins are in
 
 
 def add_family_module(module: str) -> None:
@@ -41,32 +51,69 @@ def add_family_module(module: str) -> None:
 
     The module is imported now, so a name that cannot be imported fails here, and a
     spec name that is already taken is refused (the registry never replaces an agent).
+    Worker processes do not inherit it: :func:`harness.registry.plugins.load_plugins` does that.
     """
-    taken = registry()
-    try:
-        imported = importlib.import_module(module)
-    except ModuleNotFoundError as missing:
-        raise AgentSpecError(f"cannot import agent module {module!r} ({missing}): give an importable module name, "
-                             "with its folder on sys.path") from None
-    entries = declared_entries(vars(imported))
-    if not entries:
-        raise AgentSpecError(f"module {module!r} declares no agent: decorate its factory with @agents.spec.register(...)")
-    for entry in entries:
-        if entry.name in taken and taken[entry.name].factory is not entry.factory:
-            raise AgentSpecError(f"agent name {entry.name!r} (from {module!r}) is taken: choose another name")
-    if module not in _added:
-        _added.append(module)
+    add_agents(declared_entries(vars(import_module_named(module))), module)
+
+
+def add_agents(entries: list[AgentEntry], origin: str) -> None:
+    """Register agents declared outside the project's families, recording ``origin`` (a module, file or entry point).
+
+    All or nothing: a source that declares no agent, or an agent name that another
+    agent has taken, is an AgentSpecError and nothing of it is registered. Adding
+    the same factories again (the same module loaded twice) changes nothing.
+    """
     registry()
+    _add(entries, origin)
+
+
+def _add(entries: list[AgentEntry], origin: str) -> None:
+    if not entries:
+        raise AgentSpecError(f"{_quoted(origin)} declares no agent: decorate its factory with @agents.spec.register(...)")
+    for entry in entries:
+        taken = _REGISTRY.get(entry.name)
+        if taken is not None and taken.factory is not entry.factory:
+            holder = _ORIGINS.get(entry.name, taken.factory.__module__)
+            raise AgentSpecError(f"agent name {entry.name!r} (from {_quoted(origin)}) is taken by {_quoted(holder)}: "
+                                 "choose another name")
+    for entry in entries:
+        if entry.name not in _REGISTRY:
+            _REGISTRY[entry.name] = entry
+            _ORIGINS[entry.name] = origin
+
+
+def _quoted(origin: str) -> str:
+    return origin if origin.startswith(ENTRY_POINT_GROUP + ":") else repr(origin)
 
 
 def registry() -> dict[str, AgentEntry]:
-    """All registered agents, by name (importing the family modules on first use)."""
-    for module in (*FAMILY_MODULES, *_added):
+    """All registered agents, by name.
+
+    On first use it imports the family modules, then the modules of installed
+    packages' ``othello_arena.agents`` entry points, then the plugins a parent
+    process passed down (:mod:`harness.registry.importing`); a broken one is an
+    AgentSpecError naming it (and the next call tries again).
+    """
+    for module in FAMILY_MODULES:
         if module not in _collected:
             for entry in declared_entries(vars(importlib.import_module(module))):
                 _REGISTRY.setdefault(entry.name, entry)
             _collected.append(module)
+    if not _installed:
+        for entry_point in installed_entry_points():
+            origin, entries = import_entry_point(entry_point)
+            _add(entries, origin)
+        for source in inherited_sources():
+            origin, entries = import_source(source)
+            _add(entries, origin)
+        _installed.append(True)
     return dict(_REGISTRY)
+
+
+def agent_origins() -> dict[str, str]:
+    """Where each agent from outside the project's families came from: module name, file path or entry point."""
+    registry()
+    return dict(_ORIGINS)
 
 
 def parse_spec(spec: str) -> tuple[AgentEntry, dict[str, Any]]:

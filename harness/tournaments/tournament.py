@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.records.provenance import git_commit, versions
+from harness.registry.plugins import load_worker_plugins, loaded_plugins, plugin_sources
 from harness.registry.specs import parse_spec
 from harness.tournaments.plan import (
     MANIFEST_SCHEMA,
@@ -40,8 +41,17 @@ def play_games(plan: TournamentPlan, jobs: int) -> Iterator[GameLine]:
         return
     # spawn, not fork: the parent may be running threads (the progress bar) that fork would copy mid-lock.
     context = multiprocessing.get_context("spawn")
-    with context.Pool(jobs, initializer=_ignore_interrupts) as pool:
+    with context.Pool(jobs, initializer=_start_worker, initargs=(plugin_sources(),)) as pool:
         yield from pool.imap_unordered(play_task, tasks, chunksize=1)
+
+
+def _start_worker(plugins: tuple[str, ...]) -> None:
+    """Workers leave Ctrl-C to the parent, which stops the pool, and load the parent's plugins (``--plugin``).
+
+    A spawned worker starts with a fresh registry: without them it would not know a plugin agent.
+    """
+    _ignore_interrupts()
+    load_worker_plugins(plugins)
 
 
 def _ignore_interrupts() -> None:
@@ -116,6 +126,7 @@ def _manifest(plan: TournamentPlan, run_dir: Path, jobs: int, command: str, kind
         "agents": list(plan.agents),
         "agent_parameters": {spec: parse_spec(spec)[1] for spec in plan.agents},  # defaults included
         "privileged_agents": list(plan.privileged_agents),
+        "plugins": _plugin_origins(plan),
         "pairings": [{"a": p.a, "b": p.b} for p in plan.pairings],
         "envs": list(plan.env_ids),
         "games_per_pairing_and_env": plan.games,
@@ -131,6 +142,13 @@ def _manifest(plan: TournamentPlan, run_dir: Path, jobs: int, command: str, kind
         "started_at": _now(),
         "status": "running",
     }
+
+
+def _plugin_origins(plan: TournamentPlan) -> dict[str, str]:
+    """Where each plan agent from a plugin came from: entry point, module name or file path."""
+    origins = loaded_plugins()
+    names = dict.fromkeys(parse_spec(spec)[0].name for spec in plan.agents)
+    return {name: origins[name] for name in names if name in origins}
 
 
 def _finish(run_dir: Path, manifest: dict[str, object], status: str, games: int, error: str | None = None) -> None:

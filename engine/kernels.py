@@ -212,3 +212,49 @@ def perft(own, opp, placed_mover, placed_other, depth, turn_limit, counting, geo
         child_own, child_opp = place(own, opp, index, geo)
         total += perft(child_opp, child_own, placed_other, placed_mover + 1, depth - 1, turn_limit, counting, geo)
     return total
+
+
+REPLAY_FINISHED = 0
+REPLAY_ILLEGAL = 1
+REPLAY_UNFINISHED = 2
+
+
+@njit(cache=True)
+def replay(black, white, moves, cells, turn_limit, counting, geo):
+    """Check a game's move list from the initial position (black to move).
+
+    ``moves`` is an int64 array of flat indices, PASS = -1 for a forced pass.
+    Returns (status, ply, black discs, white discs): ``REPLAY_FINISHED`` if every
+    move was legal and the game is over after the last one, ``REPLAY_ILLEGAL`` with
+    the first illegal ply, ``REPLAY_UNFINISHED`` if the moves end before the game
+    does. The counts are those after the last legal move.
+    """
+    own, opp = black, white
+    placed_mover, placed_other = 0, 0
+    for ply in range(len(moves)):
+        move = moves[ply]
+        legal = mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)
+        if move == -1:
+            other = mover_moves(opp, own, placed_other, placed_mover, turn_limit, counting, geo)
+            if bb_any(legal) or not bb_any(other):
+                return _replayed(REPLAY_ILLEGAL, ply, own, opp, ply)
+        else:
+            if move < 0 or move >= cells or not bb_any(bb_and(legal, bb_bit(own, move))):
+                return _replayed(REPLAY_ILLEGAL, ply, own, opp, ply)
+            own, opp = place(own, opp, move, geo)
+            placed_mover += 1
+        own, opp = opp, own
+        placed_mover, placed_other = placed_other, placed_mover
+    ply = len(moves)
+    if bb_any(mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)) or bb_any(
+            mover_moves(opp, own, placed_other, placed_mover, turn_limit, counting, geo)):
+        return _replayed(REPLAY_UNFINISHED, ply, own, opp, ply)
+    return _replayed(REPLAY_FINISHED, ply, own, opp, ply)
+
+
+@njit(cache=True, inline="always")
+def _replayed(status, ply, mover, other, plies_played):
+    """(status, ply, black count, white count): black moved at even plies, so after an odd number white is to move."""
+    if plies_played % 2 == 0:
+        return status, ply, bb_count(mover), bb_count(other)
+    return status, ply, bb_count(other), bb_count(mover)

@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,6 +24,14 @@ _COUNTING_CODES = {"per_player": kernels.COUNT_PER_PLAYER, "total": kernels.COUN
 
 class IllegalMoveError(ValueError):
     """A move the rules do not allow in the given state."""
+
+
+class Replayed(NamedTuple):
+    """A move list checked from the initial position: final disc counts and whether the game is over."""
+
+    black: int
+    white: int
+    finished: bool
 
 
 @dataclass(frozen=True)
@@ -113,6 +123,33 @@ class Rules:
             g.words(state.own), g.words(state.opponent), state.placed(state.to_move),
             state.placed(1 - state.to_move), depth, *self.limit_args, g.kernel_args,
         ))
+
+    def replay(self, moves: Sequence[int], *, allow_unfinished: bool = False) -> Replayed:
+        """Check a whole game's moves (forced passes as PASS) from the initial position, in one kernel call.
+
+        Raises :class:`IllegalMoveError` naming the first illegal ply, or if the game
+        is not over after the last move (unless ``allow_unfinished``: a forfeited game).
+        """
+        if isinstance(moves, (str, bytes)) or any(isinstance(m, bool) or not isinstance(m, int) for m in moves):
+            raise IllegalMoveError("a game's moves must be a list of flat move indices (ints, PASS = -1)")
+        g = self.geometry
+        start = self.initial_state()
+        array = np.fromiter((max(-2, min(m, self.layout.cells)) for m in moves), dtype=np.int64, count=len(moves))
+        status, ply, black, white = kernels.replay(
+            g.words(start.black), g.words(start.white), array, self.layout.cells, *self.limit_args, g.kernel_args)
+        if status == kernels.REPLAY_ILLEGAL:
+            state = self._state_after(moves[:ply])
+            raise IllegalMoveError(f"ply {ply}: {self._illegal_reason(state, moves[ply], self.legal_moves(state))}")
+        if status == kernels.REPLAY_UNFINISHED and not allow_unfinished:
+            raise IllegalMoveError(f"the game is not over after its {len(moves)} moves: "
+                                   f"{'black' if len(moves) % 2 == 0 else 'white'} still has a move to make")
+        return Replayed(int(black), int(white), status == kernels.REPLAY_FINISHED)
+
+    def _state_after(self, moves: Sequence[int]) -> State:
+        state = self.initial_state()
+        for move in moves:
+            state = self.play(state, move)
+        return state
 
     def counts(self, state: State) -> tuple[int, int]:
         """(black discs, white discs)."""

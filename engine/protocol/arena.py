@@ -24,12 +24,17 @@ class BudgetExhausted(RuntimeError):
     """The arena's game budget is used up; no further game is played."""
 
 
+class PrivilegeRefused(PermissionError):
+    """A simulator was asked for by an agent that is not configured as privileged; the request is recorded."""
+
+
 class PrivilegedUsage(BaseModel):
-    """Grants of the true simulator (their reasons) and calls made through them, by kind."""
+    """Grants of the true simulator (their reasons), calls made through them by kind, and refused requests."""
 
     model_config = ConfigDict(frozen=True)
 
     grants: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()  # reasons given by requests that were refused (a non-privileged agent asked)
     outcome_calls: int = 0
     rewards_calls: int = 0
     rollout_calls: int = 0

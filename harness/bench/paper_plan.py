@@ -75,6 +75,8 @@ class PaperPlan(BaseModel):
     seed: int
     quick: bool = False
     missing_opponents: tuple[str, ...] = ()  # paper opponents left out, with the reason (e.g. not registered)
+    referee: bool = True  # False: agents adapt in-process, which a cheating agent can bend (reports say "unenforced")
+    plugins: tuple[str, ...] = ()  # plugin sources (modules, files) the agents' processes load
 
     def tasks(self) -> list[PaperTask]:
         """Every (environment, agent) pair, environment by environment."""
@@ -144,6 +146,7 @@ class EnvAgentResult(BaseModel):
     layout: int  # 0-6, the paper's L - 1
     condition: str  # the paper's label, e.g. "K=0.6" or "K>1.0 (10 turns)"
     agent: str
+    enforced: bool = True  # adapted through the referee process (False: in-process, unenforced)
     status: Literal["ok", "failed"]
     error: str | None = None
     budget: int

@@ -18,12 +18,20 @@ proposal is not entered in the ledger and uses no budget. This leaks nothing
 about K, because rewards are computed only after the last move, once no policy
 will be asked again.
 
-Anything that needs the true outcome rule (MCTS with real rollouts) must ask
-for a :class:`PrivilegedSimulator` through :meth:`Arena.grant_simulator`; every
+Privilege is configuration: an arena built with ``privileged=True`` (for an
+agent whose registry entry is privileged, such as MCTS with real rollouts) hands
+out a :class:`PrivilegedSimulator` through :meth:`Arena.grant_simulator`; every
 grant and every call is counted in the ledger, so results can be labelled
-privileged. Frozen evaluation matches, which play outside any arena, get theirs
-from :class:`EvaluationGrants` (or :func:`evaluation_simulator`), which keeps
-its own usage record the same way.
+privileged. Any other arena refuses the request with :class:`PrivilegeRefused`
+and records the refusal in the ledger, where the reports read it.
+
+This in-process arena is for quick experiments from Python: an agent in the same
+process could still reach the condition (private attributes, the call stack), so
+runs that must hold against a cheating agent go through the referee
+(:mod:`harness.referee`), and every run records which of the two it used.
+Frozen evaluation matches, which play outside any arena, get their simulators
+from :class:`EvaluationGrants` (or :func:`evaluation_simulator`), which keeps its
+own usage record the same way.
 """
 
 
@@ -40,6 +48,7 @@ from engine.protocol.arena import (
     BudgetExhausted,
     Ledger,
     PrivilegedUsage,
+    PrivilegeRefused,
 )
 from engine.protocol.policy import Policy
 from engine.protocol.record import GameRecord
@@ -51,7 +60,7 @@ from harness.play.game import (
     play_game_async,
     play_policies,
 )
-from harness.play.grants import PrivilegedSimulator, checked_reason
+from harness.play.grants import PrivilegedSimulator, checked_reason, refusal_message
 
 
 class Arena:
@@ -62,7 +71,8 @@ class Arena:
     Pass ``ledger`` to resume an interrupted run: its games count against the budget.
     """
 
-    def __init__(self, env: Environment, budget: int = DEFAULT_BUDGET, ledger: Ledger | None = None) -> None:
+    def __init__(self, env: Environment, budget: int = DEFAULT_BUDGET, ledger: Ledger | None = None, *,
+                 privileged: bool = False) -> None:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise ValueError(f"budget={budget!r}: give a non-negative number of games")
         self._rules: Rules = env.rules
@@ -75,6 +85,7 @@ class Arena:
                 f"this arena is {env.layout.name!r} with budget {budget}"
             )
         self._ledger = ledger
+        self._privileged = privileged
         self._in_game = False
 
     @property
@@ -152,8 +163,15 @@ class Arena:
         self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, game.record.without_trajectory())})
 
     def grant_simulator(self, reason: str) -> PrivilegedSimulator:
-        """A simulator with the true outcome rule; the grant and each use are recorded as privileged."""
+        """A simulator with the true outcome rule (privileged arenas only); the grant and each use are recorded.
+
+        On an arena built without ``privileged=True`` the request is recorded in
+        ``ledger.privileged.refused`` and raises :class:`PrivilegeRefused`.
+        """
         reason = checked_reason(reason)
+        if not self._privileged:
+            self._count(refused=(*self._ledger.privileged.refused, reason))
+            raise PrivilegeRefused(refusal_message(reason))
         self._count(grants=(*self._ledger.privileged.grants, reason))
         return PrivilegedSimulator(self._rules, self._condition, self._count_call, lambda: self.privileged_uses)
 

@@ -12,6 +12,8 @@ What the loop guarantees, whoever decides:
 
 - Deciders see :class:`~engine.protocol.observation.Observation` values only; the
   condition (threshold K) is used once, on the final disc counts, for the rewards.
+  With ``condition=None`` the game is *unscored*: rewards stay (0, 0) (forfeits
+  aside) until the referee, which holds K, scores the moves (:mod:`harness.referee`).
 - Forced passes are played without asking. The game ends when neither side can
   move or the turn limit is reached (``rules.legal_moves`` is then empty).
 - A proposal that is not a move index raises :class:`MoveTypeError`, an illegal
@@ -121,7 +123,7 @@ def from_policy(policy: Policy) -> Decide:
 
 
 async def play_game_async(
-    rules: Rules, condition: Condition, decide_black: Decide, decide_white: Decide,
+    rules: Rules, condition: Condition | None, decide_black: Decide, decide_white: Decide,
     names: tuple[str, str] | None = None,
 ) -> tuple[VerifiedGame, list[PlyDecision]]:
     """Play one game from the initial state; returns the result and every decision in play order."""
@@ -159,7 +161,7 @@ async def play_game_async(
 
 
 def play_game_sync(
-    rules: Rules, condition: Condition, decide_black: Decide, decide_white: Decide,
+    rules: Rules, condition: Condition | None, decide_black: Decide, decide_white: Decide,
     names: tuple[str, str] | None = None,
 ) -> tuple[VerifiedGame, list[PlyDecision]]:
     """:func:`play_game_async` run to completion with ``asyncio.run`` (not inside a running loop)."""
@@ -176,7 +178,7 @@ def play_game(rules: Rules, condition: Condition, black_policy: Policy, white_po
     return play_policies(rules, condition, black_policy, white_policy).record
 
 
-def play_policies(rules: Rules, condition: Condition, black_policy: Policy, white_policy: Policy) -> VerifiedGame:
+def play_policies(rules: Rules, condition: Condition | None, black_policy: Policy, white_policy: Policy) -> VerifiedGame:
     """:func:`play_game_async` for two classical policies, stepped without an event loop (a policy never awaits)."""
     game, _ = _run_without_loop(play_game_async(rules, condition, from_policy(black_policy), from_policy(white_policy)))
     return game
@@ -212,12 +214,12 @@ def _verified(proposal: object, name: str, obs: Observation, rules: Rules) -> in
 
 
 def _record(
-    rules: Rules, condition: Condition, state: State, names: tuple[str, str], moves: list[int],
+    rules: Rules, condition: Condition | None, state: State, names: tuple[str, str], moves: list[int],
     trajectory: list[Step], forfeit: Forfeit | None,
 ) -> GameRecord:
     black, white = rules.counts(state)
     if forfeit is None:
-        rewards = condition.rewards(black, white)
+        rewards = condition.rewards(black, white) if condition is not None else (0, 0)
     else:
         rewards = (-1, 1) if forfeit.colour == BLACK else (1, -1)
     record = GameRecord(

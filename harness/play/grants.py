@@ -48,6 +48,13 @@ class EvaluationGrants:
         self._condition: Condition = env.condition  # private: the hidden K, reached only through simulators
         self._usage = PrivilegedUsage()
 
+    @classmethod
+    def for_rules(cls, rules: Rules, condition: Condition) -> EvaluationGrants:
+        """Grants for a privileged agent in its own process, which is given the rules and the condition."""
+        grants = cls.__new__(cls)
+        grants._rules, grants._condition, grants._usage = rules, condition, PrivilegedUsage()
+        return grants
+
     @property
     def usage(self) -> PrivilegedUsage:
         """Grants and calls so far (an immutable snapshot)."""
@@ -76,6 +83,13 @@ def checked_reason(reason: str) -> str:
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError("grant_simulator needs a reason (e.g. 'MCTS baseline rollouts'); it is recorded")
     return reason.strip()
+
+
+def refusal_message(reason: str) -> str:
+    """Why a simulator request was refused: privilege comes from the agent's registry entry, not from asking."""
+    return (f"simulator request {reason!r} refused: this agent is not registered as privileged, so it may not see "
+            "the true outcome rule; the request is recorded in the ledger (privileged.refused) and shown in reports. "
+            "Agents that need the simulator declare privileged=True in their registry entry.")
 
 
 class PrivilegedSimulator:

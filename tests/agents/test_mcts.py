@@ -236,7 +236,7 @@ def test_values_are_win_rates_with_draws_worth_half(k, value, paper_compat):
 
 def test_the_grant_is_recorded_as_privileged():
     env = make_env(0)
-    arena = Arena(env, budget=1)
+    arena = Arena(env, budget=1, privileged=True)
     agent = MctsAgent(AgentContext(env.rules, arena.grant_simulator), np.random.default_rng(0), n=10)
     usage = arena.privileged_uses
     assert usage.grants == (GRANT_REASON,) and usage.privileged

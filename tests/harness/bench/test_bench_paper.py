@@ -4,17 +4,15 @@ the aggregation math, the paper's tables and the target checks (timings are neve
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from agents.base import Agent, choose
-from agents.spec import AgentEntry, AgentSpecError, Param
+from agents.spec import AgentSpecError
 from engine import make_env
-from engine.protocol.arena import BudgetExhausted
-from engine.protocol.belief import Belief
 from harness.bench.paper_plan import (
     QUICK_ENVS,
     EnvAgentResult,
@@ -37,68 +35,28 @@ from harness.bench.paper_summary import (
     table2_condition_stats,
     target_checks,
 )
-from harness.registry import specs as agent_registry
-from harness.registry.specs import registry
+from harness.registry.importing import PLUGINS_ENV
+from harness.registry.plugins import load_plugins
 
 SMALL_ENVS = (5, 26)  # Random Board 2 (6x8): K>1.0 and K=0.6
 RANDOM = Opponent(label="Random", spec="random", privileged=False)
 MCTS_100 = Opponent(label="MCTS-100", spec="mcts:n=100", privileged=True)
 
 
-class FakeAdaptive(Agent):
-    """Self-play in batches of 5 random games until the budget is spent, reporting progress after each batch."""
-
-    adapt_calls = 0
-
-    def __init__(self, context, rng, population: int = 100, train_depth: int = 3) -> None:
-        super().__init__(context, rng)
-
-    def adapt(self, arena, on_progress=None) -> None:
-        type(self).adapt_calls += 1
-        while arena.remaining:
-            for _ in range(min(5, arena.remaining)):
-                arena.play(self, self)
-            if on_progress is not None:
-                on_progress(arena.games_played)
-
-    def act(self, observation) -> int:
-        return choose(self.rng, list(observation.legal_moves))
-
-    def belief(self) -> Belief:
-        return Belief(regime="majority", k_low=0.55, k_high=1.0, confidence=0.5)
-
-    def weight_curve(self, progress: float, rhos: np.ndarray) -> np.ndarray:
-        return np.outer(rhos, [progress, 1.0 - progress, 0.5, -0.5])
-
-
-class OverBudget(FakeAdaptive):
-    """Plays one game more than its budget (the arena refuses it)."""
-
-    def adapt(self, arena, on_progress=None) -> None:
-        for _ in range(arena.budget + 1):
-            arena.play(self, self)
-
-
-class Swallower(FakeAdaptive):
-    """Asks for a game beyond the budget and hides the refusal."""
-
-    def adapt(self, arena, on_progress=None) -> None:
-        for _ in range(arena.budget + 1):
-            try:
-                arena.play(self, self)
-            except BudgetExhausted:
-                pass
+FAKES = Path(__file__).with_name("paper_fakes.py")
 
 
 @pytest.fixture
-def fakes(monkeypatch):
-    """Fake agents in the registry: fake-adaptive, over-budget, swallower; adaptive-minimax and interval stand-ins."""
-    registry()  # import the real families first, so none of them re-registers over a fake later
-    params = {"population": Param(int, 100), "train_depth": Param(int, 3)}
-    for name, factory in (("fake-adaptive", FakeAdaptive), ("over-budget", OverBudget), ("swallower", Swallower),
-                          ("adaptive-minimax", FakeAdaptive), ("interval", FakeAdaptive)):
-        monkeypatch.setitem(agent_registry._REGISTRY, name, AgentEntry(name, factory, "test fake", params))
-    FakeAdaptive.adapt_calls = 0
+def fakes(monkeypatch, tmp_path):
+    """The fake agents of paper_fakes.py loaded as a plugin (agent processes load it too); adapt() calls logged."""
+    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))  # restored after the test
+    monkeypatch.setenv("PAPER_FAKES_LOG", str(tmp_path / "adapt-calls.log"))
+    load_plugins([FAKES])
+    return tmp_path / "adapt-calls.log"
+
+
+def adapt_calls(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
 
 
 def _tiny_plan(agents=("fake-adaptive",), envs=SMALL_ENVS, budget=20):
@@ -210,16 +168,16 @@ def test_resume_skips_finished_pairs(fakes, tmp_path):
     run_dir = tmp_path / "run"
     plan = _tiny_plan(budget=5)
     first = run_bench_paper(plan, run_dir, jobs=1)
-    assert FakeAdaptive.adapt_calls == 2
+    assert adapt_calls(fakes) == 2
     kept, second = (run_dir / "results.jsonl").read_text().splitlines()
     (run_dir / "results.jsonl").write_text(kept + "\n" + second[:40])  # killed while writing the second pair
-    FakeAdaptive.adapt_calls = 0
+    fakes.unlink()
     again = run_bench_paper(plan, run_dir, jobs=1, resume=True)
-    assert FakeAdaptive.adapt_calls == 1
+    assert adapt_calls(fakes) == 1
     assert [r.model_dump(exclude={"adapt_seconds", "eval_seconds", "checkpoint_seconds"}) for r in again] == \
         [r.model_dump(exclude={"adapt_seconds", "eval_seconds", "checkpoint_seconds"}) for r in first]
     run_bench_paper(plan, run_dir, jobs=1, resume=True)
-    assert FakeAdaptive.adapt_calls == 1 and len((run_dir / "results.jsonl").read_text().splitlines()) == 2
+    assert adapt_calls(fakes) == 1 and len((run_dir / "results.jsonl").read_text().splitlines()) == 2
 
 
 def _result(env_id: int, agent: str, wins: dict[str, tuple[int, int, int]]) -> EnvAgentResult:

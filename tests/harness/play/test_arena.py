@@ -148,7 +148,7 @@ def test_resume_from_a_ledger():
 
 def test_privileged_simulator_records_grants_and_uses():
     env = make_env(K_08_ON_12x10)
-    arena = Arena(env, budget=1)
+    arena = Arena(env, budget=1, privileged=True)
     assert not arena.privileged_uses.privileged and arena.privileged_uses.uses == 0
     sim = arena.grant_simulator("MCTS baseline rollouts")
     assert isinstance(sim, PrivilegedSimulator)
@@ -183,7 +183,7 @@ def test_privileged_simulator_records_grants_and_uses():
 
 def test_rollout_from_white_to_move_and_from_the_end():
     env = make_env(0)
-    sim = Arena(env).grant_simulator("test")
+    sim = Arena(env, privileged=True).grant_simulator("test")
     start = env.rules.initial_state()
     white_to_move = env.rules.play(start, env.rules.legal_moves(start)[0])
     rollout = sim.rollout(white_to_move, seed=7)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from engine import Condition, make_env
+from engine.protocol.arena import PrivilegeRefused
 from harness.play.arena import Arena
 from harness.play.grants import (
     EvaluationGrants,
@@ -29,14 +30,14 @@ def test_reward_table_is_the_outcome_rule(env_id):
 
 def test_reward_table_is_exact_at_the_interval_ends():
     env = make_env(K_08_ON_12x10)  # I(K) = (0.5, 0.8), open at both ends
-    table = Arena(env).grant_simulator("test").reward_table()
+    table = Arena(env, privileged=True).grant_simulator("test").reward_table()
     assert table[40, 10] == 0 and table[39, 10] == 1 and table[10, 40] == 0 and table[10, 39] == -1
     assert table[20, 20] == 0 and table[21, 20] == 1 and table[0, 0] == 0
     assert Condition("0.8").wins(39, 10) and not Condition("0.8").wins(40, 10)
 
 
 def test_reward_table_use_is_recorded_in_the_arena_ledger():
-    arena = Arena(make_env(0), budget=1)
+    arena = Arena(make_env(0), budget=1, privileged=True)
     sim = arena.grant_simulator("MCTS rollouts")
     sim.reward_table()
     sim.rewards(10, 5)
@@ -76,4 +77,15 @@ def test_evaluation_grants_do_not_show_the_condition():
     shown = repr(grants) + grants.usage.model_dump_json()
     assert env.condition.label not in shown and "0.8" not in shown and "Majority" not in shown
     public = [name for name in dir(grants) if not name.startswith("_")]
-    assert set(public) == {"usage", "grant_simulator"}
+    assert set(public) == {"usage", "grant_simulator", "for_rules"}  # for_rules: a constructor
+
+
+def test_an_arena_not_configured_privileged_refuses_the_grant_and_records_the_request():
+    arena = Arena(make_env(0), budget=1)
+    with pytest.raises(PrivilegeRefused, match="not registered as privileged"):
+        arena.grant_simulator("peek at K")
+    with pytest.raises(PrivilegeRefused):
+        arena.grant_simulator("again")
+    usage = arena.privileged_uses
+    assert usage.refused == ("peek at K", "again")
+    assert usage.grants == () and not usage.privileged and usage.uses == 0

@@ -1,0 +1,116 @@
+"""The agent process's arena: games played locally, unscored, and sent to the referee for their rewards.
+
+:class:`RemoteArena` implements :class:`~engine.protocol.arena.AdaptationArena`
+without holding K: :meth:`play` runs the one game loop with no condition, sends
+the moves (one message per game) and returns the record the referee scored, with
+the local trajectory attached. Its ledger is a copy built from the referee's
+answers; editing it changes nothing the referee counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine.layout import Layout
+from engine.protocol.arena import BudgetExhausted, Ledger, PrivilegeRefused
+from engine.protocol.policy import Policy
+from engine.protocol.record import GameRecord
+from engine.rules import Rules
+from harness.play.game import Decide, PlyDecision, VerifiedGame, play_game_async, play_policies
+from harness.referee.wire import ProtocolViolation, Wire
+
+
+class GameRejected(RuntimeError):
+    """The referee refused a submitted game (illegal or unfinished): it was not counted."""
+
+
+class RemoteArena:
+    """Whole games until the budget is spent, scored by the referee over ``wire``."""
+
+    def __init__(self, wire: Wire, rules: Rules, ledger: Ledger, grant: Callable[[str], Any] | None = None) -> None:
+        self._wire = wire
+        self._rules = rules
+        self._ledger = ledger
+        self._grant = grant
+        self._in_game = False
+
+    @property
+    def rules(self) -> Rules:
+        return self._rules
+
+    @property
+    def layout(self) -> Layout:
+        return self._rules.layout
+
+    @property
+    def budget(self) -> int:
+        return self._ledger.budget
+
+    @property
+    def games_played(self) -> int:
+        return self._ledger.games_played
+
+    @property
+    def remaining(self) -> int:
+        return self._ledger.remaining
+
+    @property
+    def ledger(self) -> Ledger:
+        return self._ledger
+
+    def play(self, black_policy: Policy, white_policy: Policy) -> GameRecord:
+        """Play one game locally and return it as the referee scored it; :class:`BudgetExhausted` past the budget."""
+        self._start_game()
+        try:
+            game = play_policies(self._rules, None, black_policy, white_policy)
+        finally:
+            self._in_game = False
+        return self._submit(game)
+
+    async def play_verified(
+        self, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None,
+    ) -> tuple[VerifiedGame, list[PlyDecision]]:
+        """Like :meth:`play` with deciders that may await (model agents)."""
+        self._start_game()
+        try:
+            game, decisions = await play_game_async(self._rules, None, decide_black, decide_white, names)
+        finally:
+            self._in_game = False
+        record = self._submit(game)
+        return VerifiedGame(record, game.forfeit, game.failures), decisions
+
+    def grant_simulator(self, reason: str) -> Any:
+        """A privileged agent's simulator; anyone else's request is refused by the referee and recorded."""
+        if self._grant is not None:
+            return self._grant(reason)
+        self._wire.send("grant", reason=str(reason)[:200])
+        raise PrivilegeRefused(self._wire.recv("refused")["error"])
+
+    def _start_game(self) -> None:
+        if self._in_game:
+            raise RuntimeError("Arena.play called from inside a game: games are played one at a time")
+        if self.remaining <= 0:
+            self._wire.send("over_budget")
+            raise BudgetExhausted(self._wire.recv("refused")["error"])
+        self._in_game = True
+
+    def _submit(self, game: VerifiedGame) -> GameRecord:
+        local = game.record
+        self._wire.send("game", moves=list(local.moves), black=local.black_policy, white=local.white_policy,
+                        forfeit=game.forfeit_by)
+        reply = self._wire.recv("scored", "refused", "rejected")
+        if reply["op"] == "refused":
+            raise BudgetExhausted(reply["error"])
+        if reply["op"] == "rejected":
+            raise GameRejected(reply["error"])
+        try:
+            record = GameRecord.model_validate(reply["record"])
+        except (KeyError, ValueError) as error:
+            raise ProtocolViolation(f"the referee's record does not parse: {error}") from None
+        record._trajectory = local.trajectory
+        self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record)})
+        return record
+
+    def __repr__(self) -> str:
+        return f"RemoteArena(layout={self.layout.name!r}, budget={self.budget}, games_played={self.games_played})"

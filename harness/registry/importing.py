@@ -36,8 +36,8 @@ _FILE_MODULE_PREFIX = "othello_arena_plugin_"
 
 
 def is_file_source(source: str) -> bool:
-    """Whether a plugin source names a file (ends in ``.py`` or has a path separator) rather than a module."""
-    return source.endswith(".py") or "/" in source or os.sep in source
+    """Whether a plugin source names a file (ends in ``.py``, has a path separator, or is one) rather than a module."""
+    return source.endswith(".py") or "/" in source or os.sep in source or Path(source).is_file()
 
 
 def source_key(source: str | Path) -> str:
@@ -63,7 +63,8 @@ def import_file(path: Path) -> ModuleType:
     """
     path = path.expanduser().resolve()
     if not path.is_file():
-        raise AgentSpecError(f"plugin file {str(path)!r} does not exist: give the path of a .py file "
+        problem = "is not a file" if path.exists() else "does not exist"
+        raise AgentSpecError(f"plugin file {str(path)!r} {problem}: give the path of a .py file "
                              "that declares agents with @agents.spec.register, or a dotted module name")
     if path.suffix != ".py":
         raise AgentSpecError(f"plugin file {str(path)!r} is not a .py file: give a Python source file or a dotted module name")

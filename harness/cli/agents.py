@@ -38,7 +38,7 @@ def agents_table(entries: dict[str, AgentEntry], origins: dict[str, str] | None 
     for name in sorted(entries):
         entry = entries[name]
         params = "\n".join(param_text(key, param) for key, param in entry.params.items()) or "-"
-        description = Text(entry.description)
+        description = Text(entry.description, overflow="fold")  # fold: a long plugin path is shown whole
         if origins and name in origins:
             description.append(f"\n(plugin: {origins[name]})", style="dim")
         table.add_row(name, Text(params), "yes" if entry.privileged else "no", "yes" if entry.model_driven else "no",

@@ -5,13 +5,18 @@ Not a test itself. A test starts it (``with StubServer() as server:``), points l
 :meth:`StubServer.enqueue`; with an empty queue every request gets ``responder(request_json, index)``
 when a responder is set (e.g. a legal move read from the prompt, or an injected fault), else
 the default ok reply.
-Every request is recorded (header names lower-cased, Authorization redacted), and the server counts how many
-requests it is serving at once (``max_in_flight``).
+Every request is recorded (header names lower-cased, Authorization redacted) with its JSON body and, under
+``params``, the body's request parameters (temperature, top_p, max_tokens, reasoning_effort, pass-through
+arguments: all but ``model`` and ``messages``); the server counts how many requests it is serving at once
+(``max_in_flight``). Behaviours: ok, slow, stall (no answer until the server stops), status codes (429 with
+Retry-After, 5xx, 401 :func:`unauthorized`, 403 :func:`forbidden`, 404 :func:`model_not_found`), malformed
+bodies, truncated replies. :func:`free_port` gives a port with nothing listening on it.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -27,13 +32,14 @@ PATHS = ("/v1/chat/completions", "/chat/completions")
 class Behaviour:
     """What the server does with one request."""
 
-    kind: str = "ok"  # ok | status | slow | malformed | truncated
+    kind: str = "ok"  # ok | status | stall | malformed | truncated
     text: str = "d3"
     status: int = 200
     retry_after: float | None = None
     delay_s: float = 0.0
     prompt_tokens: int = 12
     completion_tokens: int = 3
+    message: str = ""  # of an error status
 
 
 def ok(text: str = "d3", delay_s: float = 0.0) -> Behaviour:
@@ -56,6 +62,33 @@ def slow(delay_s: float, text: str = "d3") -> Behaviour:
     return Behaviour("ok", text=text, delay_s=delay_s)
 
 
+def stall() -> Behaviour:
+    """Accept the request and never answer (until the server stops, or 60 s): a hung endpoint."""
+    return Behaviour("stall")
+
+
+def unauthorized() -> Behaviour:
+    """HTTP 401, as a provider answers a wrong or missing API key."""
+    return Behaviour("status", status=401, message="Incorrect API key provided")
+
+
+def forbidden() -> Behaviour:
+    """HTTP 403: the key has no access."""
+    return Behaviour("status", status=403, message="You do not have access to this model")
+
+
+def model_not_found() -> Behaviour:
+    """HTTP 404 with OpenAI's model_not_found body."""
+    return Behaviour("status", status=404, message="The model does not exist or you do not have access to it")
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 with nothing listening on it (bound, read, closed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def malformed() -> Behaviour:
     return Behaviour("malformed")
 
@@ -73,8 +106,9 @@ class StubServer:
     """The server; see the module docstring."""
 
     def __init__(self, default: Behaviour | None = None,
-                 responder: Callable[[dict[str, Any], int], Behaviour] | None = None) -> None:
+                 responder: Callable[[dict[str, Any], int], Behaviour] | None = None, port: int = 0) -> None:
         self.default = default or ok()
+        self.requested_port = port  # 0: any free port
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
@@ -83,19 +117,22 @@ class StubServer:
         self._lock = threading.Lock()
         self._gate_at: int | None = None  # hold_until_in_flight: replies wait until this many are in flight
         self._gate = threading.Event()
+        self._stopping = threading.Event()  # releases stalled requests
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> StubServer:
         handler = _make_handler(self)
-        self._httpd = _Server(("127.0.0.1", 0), handler)
+        self._stopping.clear()
+        self._httpd = _Server(("127.0.0.1", self.requested_port), handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -116,6 +153,12 @@ class StubServer:
     def url(self) -> str:
         """The api_base to give an OpenAI-compatible client."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def params(self) -> list[dict[str, Any]]:
+        """The request parameters of every request so far, in order."""
+        with self._lock:
+            return [record["params"] for record in self.requests]
 
     # -- scripting -------------------------------------------------------------------
     def enqueue(self, *behaviours: Behaviour) -> None:
@@ -191,7 +234,8 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 payload = {"unparsed": raw.decode(errors="replace")}
             headers = {k.lower(): ("<redacted>" if k.lower() == "authorization" else v)
                        for k, v in self.headers.items()}
-            record = {"path": self.path, "json": payload, "headers": headers,
+            params = {k: v for k, v in payload.items() if k not in ("model", "messages")}
+            record = {"path": self.path, "json": payload, "params": params, "headers": headers,
                       "time": time.monotonic()}
             behaviour = server._next(record)
             try:
@@ -206,9 +250,12 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 server._gate.wait(timeout=60)
             if behaviour.delay_s:
                 time.sleep(behaviour.delay_s)
+            if behaviour.kind == "stall":
+                server._stopping.wait(timeout=60)
+                return
             if behaviour.kind == "status":
-                error = {"error": {"message": f"stub error {behaviour.status}",
-                                   "type": "stub_error", "code": str(behaviour.status)}}
+                message = f"stub error {behaviour.status}" + (f": {behaviour.message}" if behaviour.message else "")
+                error = {"error": {"message": message, "type": "stub_error", "code": str(behaviour.status)}}
                 extra = {}
                 if behaviour.retry_after is not None:
                     extra["Retry-After"] = f"{behaviour.retry_after:g}"

@@ -10,6 +10,21 @@ timeouts, connection errors, 5xx, a malformed response body) honouring a Retry-A
 (capped at ``max_retry_after_s``), none on other client errors; token and cost
 accounting per call and in running totals; a response cache.
 
+Fail fast (:class:`~harness.models.errors.EndpointDown`): a failure that says the endpoint
+cannot answer (connection refused, DNS, HTTP 401/403/404, an unknown provider) is not
+retried and stops the client at once; so does the ``max_consecutive_failures``-th call in a
+row that failed for good (of any kind, after its retries). From then on every call that
+is not a cache hit raises ``EndpointDown`` without a request. The failure that stops the
+client is not written to the cache, so a resumed run asks that request again. Failures
+replayed from the cache count towards the limit as they did when they happened (a
+cached reply resets the count), but only a new failure stops the client: a run resumed
+while the endpoint is still down stops at its first new failure and adds nothing to the
+cache, so no number of such resumes makes the replayed failures pile up.
+
+Options (:class:`~harness.models.options.ModelOptions`): the per-request ones are laid
+over the caller's parameters by :meth:`ModelClient.request`; ``api_base`` and ``timeout``
+(per attempt) go to every ``litellm.acompletion`` call.
+
 Cap semantics: ``max_cost_usd`` and ``max_tokens_total`` are checked *before* each call
 that is not a cache hit starts (after it has a concurrency slot): once the running total
 has reached the cap, the call raises :class:`BudgetCapReached` and makes no request.
@@ -30,10 +45,12 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from harness.models.cache import CachedFailure, ResponseCache
 from harness.models.errors import (
     BudgetCapReached,
+    EndpointDown,
     ModelCallError,
     ModelConfigError,
     ProviderError,
     classify_error,
+    fatal_cause,
 )
 from harness.models.messages import (
     ModelRequest,
@@ -41,6 +58,7 @@ from harness.models.messages import (
     UsageTotals,
 )
 from harness.models.mock import MockExhausted, make_mock
+from harness.models.options import ModelOptions
 
 MOCK_PREFIX = "mock/"
 # Providers that need an API key; litellm.validate_environment names the variable.
@@ -113,7 +131,8 @@ class ModelClient:
         model: str,
         *,
         concurrency: int = 32,
-        timeout_s: float = 60.0,
+        options: ModelOptions | None = None,
+        timeout_s: float | None = None,
         max_retries: int = 5,
         max_cost_usd: float | None = None,
         max_tokens_total: int | None = None,
@@ -130,12 +149,14 @@ class ModelClient:
             raise ValueError("concurrency must be at least 1")
         self.model = model
         self.concurrency = concurrency
-        self.timeout_s = timeout_s
+        self.options = options or ModelOptions()
+        self.timeout_s = timeout_s if timeout_s is not None else self.options.timeout  # an explicit argument wins
+        self.max_consecutive_failures = self.options.max_consecutive_failures
         self.max_retries = max_retries
         self.max_cost_usd = max_cost_usd
         self.max_tokens_total = max_tokens_total
         self.cache = cache
-        self.api_base = api_base
+        self.api_base = api_base if api_base is not None else self.options.api_base
         self._api_key = api_key  # never logged, cached or put in a request
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
@@ -145,6 +166,8 @@ class ModelClient:
         self.max_in_flight = 0
         self._occurrences: dict[str, int] = {}  # times each request key was made (see harness.models.cache)
         self._semaphore: asyncio.Semaphore | None = None
+        self.consecutive_failures = 0  # calls in a row that failed for good (replayed ones included)
+        self.down: EndpointDown | None = None  # set once the endpoint is found unusable
         self._rng = random.Random(seed)
         self._mock = mock
         if self._mock is None and model.startswith(MOCK_PREFIX):
@@ -155,9 +178,17 @@ class ModelClient:
     def __repr__(self) -> str:
         return f"ModelClient(model={self.model!r}, concurrency={self.concurrency})"
 
+    @property
+    def endpoint(self) -> str:
+        """The endpoint in words, for errors: the API base (or the provider's default) and the model."""
+        if self._mock is not None:
+            return f"{self.model} (offline)"
+        where = self.api_base or f"the {self.model.split('/', 1)[0]} provider's default API base"
+        return f"{where} (model {self.model})"
+
     def request(self, messages: list[dict[str, Any]], **params: Any) -> ModelRequest:
-        """A request for this client's model."""
-        return ModelRequest(model=self.model, messages=messages, params=params)
+        """A request for this client's model: ``params`` with the per-request options laid over them."""
+        return ModelRequest(model=self.model, messages=messages, params=self.options.request_params(params))
 
     def check(self) -> None:
         """:func:`check_api_key` for this client's model (call before any game)."""
@@ -167,8 +198,9 @@ class ModelClient:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer ``request``: from the cache if present, else by calling the model.
 
-        Raises :class:`BudgetCapReached` before a call once a cap is reached, and
-        :class:`ModelCallError` (with ``kind``) when the call fails for good.
+        Raises :class:`BudgetCapReached` before a call once a cap is reached,
+        :class:`ModelCallError` (with ``kind``) when the call fails for good, and
+        :class:`EndpointDown` when the endpoint is found unusable (then for every later call).
         """
         if request.model != self.model:
             raise ValueError(f"request for {request.model!r} sent to a client of {self.model!r}")
@@ -179,10 +211,12 @@ class ModelClient:
             cached = self.cache.lookup(key, occurrence)
             if isinstance(cached, CachedFailure):
                 self.usage.cache_hits += 1
+                self.consecutive_failures += 1
                 raise ModelCallError(f"{cached.message} (replayed from the response cache)", kind=cached.kind,
                                      status_code=cached.status_code, errors=cached.errors, retries=cached.retries)
             if cached is not None:
                 self.usage.cache_hits += 1
+                self.consecutive_failures = 0
                 return cached.model_copy(update={
                     "cache_hit": True, "cache_key": key, "retries": 0, "waits_s": [],
                     "errors": [], "cost_usd": 0.0, "cost_note": "cache hit",
@@ -190,21 +224,43 @@ class ModelClient:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         async with self._semaphore:
+            self._raise_if_down()
             self._check_caps()
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             try:
                 response = await self._call_with_retries(request, key, started)
             except ModelCallError as failure:
-                if self.cache is not None:
-                    self.cache.put(key, CachedFailure(message=str(failure), kind=failure.kind, status_code=failure.status_code,
-                                                      errors=failure.errors, retries=failure.retries))
+                self._failed(key, failure)  # raises EndpointDown when the endpoint is unusable
                 raise
             finally:
                 self.in_flight -= 1
+        self.consecutive_failures = 0
         if self.cache is not None:
             self.cache.put(key, response)
         return response
+
+    def _raise_if_down(self) -> None:
+        if self.down is not None:
+            down = self.down
+            raise EndpointDown(down.endpoint, down.cause, kind=down.kind, status_code=down.status_code)
+
+    def _failed(self, key: str, failure: ModelCallError) -> None:
+        """Count a call that failed for good; stop (EndpointDown, not cached) or cache the failure."""
+        self._raise_if_down()  # another call found the endpoint down while this one was under way
+        self.consecutive_failures += 1
+        last = failure.errors[-1] if failure.errors else str(failure)
+        cause = fatal_cause(failure.kind, failure.status_code, last.split(": ", 1)[-1])
+        limit = self.max_consecutive_failures
+        if cause is None and limit is not None and self.consecutive_failures >= limit:
+            cause = (f"{self.consecutive_failures} calls in a row failed for good (limit {limit}); "
+                     f"the last, after {failure.retries + 1} attempt(s): {last}")
+        if cause is not None:
+            self.down = EndpointDown(self.endpoint, cause, kind=failure.kind, status_code=failure.status_code)
+            self._raise_if_down()
+        if self.cache is not None:
+            self.cache.put(key, CachedFailure(message=str(failure), kind=failure.kind, status_code=failure.status_code,
+                                              errors=failure.errors, retries=failure.retries))
 
     def _check_caps(self) -> None:
         if self.max_cost_usd is not None and self.usage.cost_usd >= self.max_cost_usd:

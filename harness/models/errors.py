@@ -2,10 +2,20 @@
 
 A failure of one model call is classified into a *kind* (``rate_limit``, ``timeout``,
 ``connection``, ``server_error``, ``malformed_response``, ``bad_request``, ``auth``,
-``not_found``, ``api_error``) and whether a retry may help. Transient kinds (rate limits,
-timeouts, connection errors, 5xx, a malformed response body) are retried; client errors
-(4xx other than 429) never are. litellm's exception classes are looked up by name on the
-lazily imported module, so this file imports nothing heavy.
+``not_found``, ``api_error``, and the endpoint failures below) and whether a retry may
+help. Transient kinds (rate limits, timeouts, connection errors, 5xx, a malformed
+response body) are retried; client errors (4xx other than 429) never are. litellm's
+exception classes are looked up by name on the lazily imported module, so this file
+imports nothing heavy.
+
+Fail fast: some failures say the endpoint cannot answer at all, so that every further
+call would fail too (:data:`FATAL_KINDS`): ``connection_refused`` (nothing listens
+there), ``dns`` (no such host), ``auth`` (HTTP 401/403: a wrong or missing key, no
+permission), ``not_found`` (HTTP 404: no such model, or a wrong API base path) and
+``unknown_provider``. litellm reports a refused connection or a failed DNS lookup as a
+500 "Connection error.", so the exception chain is searched for the socket error.
+The model client stops on these at once with :class:`EndpointDown`, as it does after
+too many calls in a row have failed for good.
 """
 
 from __future__ import annotations
@@ -19,6 +29,14 @@ from typing import Any
 RETRYABLE_KINDS = frozenset(
     {"rate_limit", "timeout", "connection", "server_error", "malformed_response"}
 )
+FATAL_KINDS = frozenset({"connection_refused", "dns", "auth", "not_found", "unknown_provider"})
+_FATAL_CAUSES = {
+    "connection_refused": "connection refused (nothing is listening at that address and port)",
+    "dns": "DNS lookup failed (no such host)",
+    "auth": "authentication failed: check the API key in the provider's environment variable and its permissions",
+    "not_found": "not found: check the model name and the API base (an OpenAI-compatible server's ends in /v1)",
+    "unknown_provider": "unknown provider: give the model as provider/model, e.g. openai/gpt-4o-mini",
+}
 
 
 class ModelConfigError(ValueError):
@@ -27,6 +45,39 @@ class ModelConfigError(ValueError):
 
 class BudgetCapReached(RuntimeError):
     """A cost or token cap was reached; checked before each (non-cached) call starts."""
+
+
+class EndpointDown(RuntimeError):
+    """The model endpoint cannot be used (see :data:`FATAL_KINDS`), or too many calls in a row failed.
+
+    Not a :class:`ModelCallError`: an agent never turns it into a forfeit. It stops the
+    run; the game in progress is not recorded, and a resumed run plays it again.
+    """
+
+    def __init__(self, endpoint: str, cause: str, *, kind: str, status_code: int | None = None,
+                 run_dir: str | None = None) -> None:
+        self.endpoint, self.cause, self.kind, self.status_code, self.run_dir = endpoint, cause, kind, status_code, run_dir
+        message = f"model endpoint {endpoint} failed: {cause}"
+        if run_dir is not None:
+            message += (f"; the run stopped before spending more of its budget (the game in progress is not counted); "
+                        f"once the endpoint works, continue it with: arena run --resume {run_dir}")
+        super().__init__(message)
+
+    def in_run(self, run_dir: str) -> EndpointDown:
+        """The same failure, its message naming the run to resume."""
+        return EndpointDown(self.endpoint, self.cause, kind=self.kind, status_code=self.status_code, run_dir=run_dir)
+
+
+def fatal_cause(kind: str, status_code: int | None, detail: str) -> str | None:
+    """Why a failure of ``kind`` means the endpoint cannot answer (None when it may be transient)."""
+    if kind not in FATAL_KINDS:
+        return None
+    cause = _FATAL_CAUSES[kind]
+    if kind == "auth" and status_code == 403:
+        cause = "permission denied: the API key has no access to this model or endpoint"
+    status = f" (HTTP {status_code})" if status_code else ""
+    said = f"; it said: {detail[:160]}" if detail and kind in ("auth", "not_found") else ""
+    return f"{cause}{status}{said}"
 
 
 class ProviderError(Exception):
@@ -104,12 +155,43 @@ def classify_error(exc: BaseException) -> ErrorInfo:
         return ErrorInfo(exc.kind, exc.retryable, exc.status_code, exc.retry_after, message)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return ErrorInfo("timeout", True, None, None, message or "call timed out")
+    kind = _network_kind(exc, message)
+    if kind is not None:
+        return ErrorInfo(kind, False, None if kind != "unknown_provider" else status, None, message)
     kind = _litellm_kind(exc)
     if kind is None:
         kind = _kind_from_status(status) if status else _kind_from_text(message)
     if kind in ("api_error", "server_error") and _looks_malformed(message):
         kind = "malformed_response"
     return ErrorInfo(kind, kind in RETRYABLE_KINDS, status, retry_after, message)
+
+
+_REFUSED_TEXT = ("connection refused", "connect call failed", "actively refused")
+_DNS_TEXT = ("name or service not known", "nodename nor servname", "temporary failure in name resolution",
+             "getaddrinfo failed", "no address associated with hostname", "name resolution")
+
+
+def _network_kind(exc: BaseException, message: str) -> str | None:
+    """``connection_refused``, ``dns`` or ``unknown_provider`` when the exception (or one it wraps) says so."""
+    if "llm provider not provided" in message.lower():
+        return "unknown_provider"
+    import socket
+
+    seen: BaseException | None = exc
+    for _ in range(12):  # litellm wraps openai's error, which wraps httpx's, which wraps the socket's
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection_refused"
+        if isinstance(seen, socket.gaierror):
+            return "dns"
+        text = str(seen).lower()
+        if any(marker in text for marker in _REFUSED_TEXT):
+            return "connection_refused"
+        if any(marker in text for marker in _DNS_TEXT):
+            return "dns"
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _litellm_kind(exc: BaseException) -> str | None:

@@ -23,7 +23,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.models.cache import CacheFileError, ResponseCache  # noqa: E402
 from harness.models.client import ModelClient, check_api_key  # noqa: E402
-from harness.models.errors import BudgetCapReached, ModelCallError, ModelConfigError  # noqa: E402
+from harness.models.errors import BudgetCapReached, EndpointDown, ModelCallError, ModelConfigError  # noqa: E402
 from harness.models.messages import ModelRequest, cache_key  # noqa: E402
 
 MODEL = "openai/stub-model"
@@ -112,14 +112,15 @@ def test_timeout_then_ok(stub):
     assert response.errors[0].startswith("timeout")
 
 
-@pytest.mark.parametrize(("status", "kind"), [(400, "bad_request"), (401, "auth"),
-                                              (404, "not_found"), (422, "bad_request")])
-def test_client_errors_are_not_retried(stub, status, kind):
+@pytest.mark.parametrize(("status", "kind", "error"), [(400, "bad_request", ModelCallError), (401, "auth", EndpointDown),
+                                                       (404, "not_found", EndpointDown), (422, "bad_request", ModelCallError)])
+def test_client_errors_are_not_retried(stub, status, kind, error):
+    # 401 and 404 also say the endpoint cannot be used: the client stops (tests/harness/models/test_fail_fast.py)
     stub.enqueue(client_error(status))
     client = make_client(stub)
-    with pytest.raises(ModelCallError) as caught:
+    with pytest.raises(error) as caught:
         run(client)
-    assert caught.value.kind == kind and caught.value.retries == 0
+    assert caught.value.kind == kind
     assert f"HTTP {status}" in str(caught.value)
     assert len(stub.requests) == 1 and client.usage.failed_calls == 1
 

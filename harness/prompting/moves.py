@@ -30,8 +30,12 @@ Re-asking (:class:`MoveAsker`). A failed attempt is answered by appending the
 model's reply (as an assistant message, when it is not empty) and a user
 message with the reason and the legal moves; a call that failed outright
 (:class:`ModelCallFailed`: timeout, API error) is retried with the same
-messages, since the model saw nothing. Every failed attempt is counted once by
-its kind. After ``max_retries`` re-asks the policy applies: ``forfeit`` (the
+messages, since the model saw nothing; the first ``free_call_failures`` such
+failures of a decision do not use up a re-ask (a model agent passes its client's
+limit of failures in a row, so that the client stops the run, raising
+:class:`~harness.models.errors.EndpointDown` through ``decide``, before a move is
+forfeited only because the endpoint was down). Every failed attempt is counted
+once by its kind. After ``max_retries`` re-asks the policy applies: ``forfeit`` (the
 decision has no move and the game layer scores a loss) or ``random`` (a
 uniformly random legal move from the given generator, flagged as a fallback).
 An illegal move is never returned.
@@ -192,27 +196,34 @@ class MoveAsker:
 
     def __init__(
         self, ask: AskFn, *, max_retries: int = 2, policy: FallbackPolicy = "forfeit",
-        rng: np.random.Generator | None = None, feedback: Feedback = default_feedback,
+        rng: np.random.Generator | None = None, feedback: Feedback = default_feedback, free_call_failures: int = 0,
     ) -> None:
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries={max_retries!r}: give a whole number 0 or more")
+        for name, value in (("max_retries", max_retries), ("free_call_failures", free_call_failures)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}={value!r}: give a whole number 0 or more")
         if policy not in FALLBACK_POLICIES:
             raise ValueError(f"policy={policy!r}: choose one of {', '.join(FALLBACK_POLICIES)}")
         if policy == "random" and not isinstance(rng, np.random.Generator):
             raise TypeError("policy='random' needs a numpy Generator: MoveAsker(..., rng=np.random.default_rng(seed))")
         self.ask, self.max_retries, self.policy, self.rng, self.feedback = ask, max_retries, policy, rng, feedback
+        self.free_call_failures = free_call_failures
 
     async def decide(self, obs: Observation, messages: Sequence[Message]) -> MoveDecision:
-        """Up to ``1 + max_retries`` calls; then the fallback policy. Never returns an illegal move."""
+        """Up to ``1 + max_retries`` calls (and ``free_call_failures``); then the fallback policy. Never an illegal move."""
         if not obs.legal_moves:
             raise ValueError("no legal moves: the game is over, there is nothing to ask")
         conversation = list(messages)
         attempts: list[Attempt] = []
-        for _ in range(1 + self.max_retries):
+        tries, free = 1 + self.max_retries, self.free_call_failures
+        while tries:
             attempt = await self._attempt(conversation, obs)
             attempts.append(attempt)
             if attempt.verdict == "legal":
                 return MoveDecision(attempt.parsed.move, False, attempts)  # type: ignore[union-attr]
+            if attempt.verdict == "call_failed" and free:
+                free -= 1
+                continue
+            tries -= 1
             if attempt.verdict != "call_failed":
                 if attempt.text:
                     conversation.append({"role": "assistant", "content": attempt.text})

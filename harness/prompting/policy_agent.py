@@ -11,7 +11,9 @@ is over (the ply of each decision is known then).
 the budget is spent; every finished game goes into the memory (seen from black in
 even-numbered games, from white in odd ones) and to ``on_game``. At each belief
 checkpoint (games finished) the model is asked for its belief (``belief.j2``);
-a reply that holds no belief, or a failed call, is counted, never fatal.
+a reply that holds no belief, or a failed call, is counted, never fatal. Only
+:class:`~harness.models.errors.EndpointDown` (the client found the endpoint unusable) is
+not caught: it stops the run, and the game in progress is not recorded.
 
 The memory is rebuilt from the arena's ledger when ``adapt`` starts, so a resumed
 run continues with the memory it had. Randomness for the ``random`` fallback comes
@@ -169,7 +171,8 @@ class LlmPolicyAgent(MemoryAgent):
         """The asker of one game; evaluation games (which may run concurrently) send identical requests one at a time."""
         rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
         ask = functools.partial(self._ask, one_at_a_time=phase == "eval")
-        return MoveAsker(ask, max_retries=self.config.max_retries, policy=self.config.on_failure, rng=rng)  # type: ignore[arg-type]
+        return MoveAsker(ask, max_retries=self.config.max_retries, policy=self.config.on_failure, rng=rng,  # type: ignore[arg-type]
+                         free_call_failures=getattr(self.client, "max_consecutive_failures", None) or 0)
 
     def decider(self, phase: str, game_index: int) -> Callable[[Observation], Any]:
         """An async decider for one game (pass its decisions to :meth:`report_calls` afterwards)."""

@@ -21,12 +21,11 @@ model whose answers depend on the order of calls (``mock/random-legal``, the fai
 draws of ``mock/flaky-*``). When a run stops early (a cost or token cap, an error),
 the games after the first unfinished one are not written, and a resume plays them.
 
-Resume (``resume=RUN``): the config comes from the manifest; the writer repairs an
-interrupted tail (:func:`~harness.records.transcript.resume_point`), the arena's ledger is
-rebuilt from the adaptation games on record, and play continues with the next game.
-The response cache (``cache.jsonl`` in the run directory) answers calls made before
-the interruption without the network. A cost or token cap stops the run cleanly:
-everything played so far is kept and the metrics say why it stopped.
+Resume (``resume=RUN``): the config comes from the manifest (model options included); the writer repairs an interrupted
+tail (:func:`~harness.records.transcript.resume_point`), the ledger is rebuilt from the adaptation games on record, and
+play goes on with the next game; ``cache.jsonl`` answers calls made before the interruption without the network. A cost
+or token cap stops the run cleanly (everything played is kept; the metrics say why it stopped); so does an unusable
+endpoint (:class:`EndpointDown`, re-raised naming the run), and the game in progress is not written.
 """
 
 from __future__ import annotations
@@ -48,7 +47,8 @@ from engine.protocol.belief import Belief
 from engine.state import BLACK, COLOUR_NAMES, WHITE
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient, check_api_key
-from harness.models.errors import BudgetCapReached
+from harness.models.errors import BudgetCapReached, EndpointDown
+from harness.models.options import ModelOptions
 from harness.play.arena import Arena
 from harness.play.decisions import FailureCounts
 from harness.play.game import from_policy, play_game_async
@@ -109,6 +109,7 @@ class LlmRunConfig(BaseModel):
     search_depth: int = Field(default=3, ge=1)  # llm-strategist: Minimax depth in plies
     endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
     concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
+    model_options: ModelOptions = ModelOptions()  # endpoint, sampling, timeout, pass-through arguments (never keys)
 
     def belief_checkpoints(self) -> tuple[int, ...]:
         if self.checkpoints is not None:
@@ -125,7 +126,7 @@ def _validated(config: LlmRunConfig, check_key: bool = True) -> None:
     except (KeyError, ValueError) as error:
         raise RunConfigError(str(error)) from error
     if check_key:
-        check_api_key(config.model)  # ModelConfigError: before any game or file
+        check_api_key(config.model, api_base=config.model_options.api_base)  # ModelConfigError: before any game or file
 
 
 def run_llm(
@@ -154,6 +155,8 @@ def run_llm(
     finally:
         run.close()
     write_results(run_dir, stopped=run.stopped)
+    if run.down is not None:
+        raise run.down.in_run(str(run_dir))
     return run_dir
 
 
@@ -175,9 +178,10 @@ class _Run:
         self.client = client or ModelClient(
             config.model, cache=ResponseCache(run_dir / CACHE_FILE), max_cost_usd=config.max_cost_usd,
             max_tokens_total=config.max_tokens, seed=config.seed, backoff_base_s=config.backoff_base_s,
-            concurrency=config.concurrency,
+            concurrency=config.concurrency, options=config.model_options,
         )
-        self.stopped: str | None = None
+        self.stopped: str | None = None  # why the run stopped early
+        self.down: EndpointDown | None = None  # the endpoint failure that stopped it, if that was why
 
     def close(self) -> None:
         self.writer.close()
@@ -186,7 +190,7 @@ class _Run:
             self.strategies_file.close()
 
     def _agent(self) -> LlmPolicyAgent | LlmStrategistAgent:
-        config = self.config
+        config, params = self.config, self.config.model_options.request_params({"temperature": 0.0})  # options over the default
         if config.agent == "llm-strategist":
             return LlmStrategistAgent(
                 AgentContext(self.env.rules), np.random.default_rng(config.seed), self.client, budget=config.budget,
@@ -194,7 +198,7 @@ class _Run:
                 config=LlmStrategistConfig(
                     hint_level=config.hint, max_retries=config.max_retries, memory_tokens=config.memory_tokens,
                     batch=config.batch, search_depth=config.search_depth, endgame=config.endgame,
-                    checkpoints=config.belief_checkpoints(),
+                    checkpoints=config.belief_checkpoints(), params=params,
                 ),
                 on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy,
                 beliefs_done=_beliefs_done(self.run_dir),
@@ -204,7 +208,7 @@ class _Run:
             seed=config.seed, renderer=self.renderer,
             config=LlmPolicyConfig(
                 hint_level=config.hint, max_retries=config.max_retries, on_failure=config.on_failure,
-                memory_tokens=config.memory_tokens, checkpoints=config.belief_checkpoints(),
+                memory_tokens=config.memory_tokens, checkpoints=config.belief_checkpoints(), params=params,
             ),
             on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, beliefs_done=_beliefs_done(self.run_dir),
         )
@@ -219,6 +223,8 @@ class _Run:
             await self._evaluate(agent)
         except BudgetCapReached as cap:
             self.stopped = str(cap)
+        except EndpointDown as down:  # the game in progress is not written: a resumed run plays it again
+            self.stopped, self.down = str(down), down
 
     def _call(self, fields: dict[str, Any]) -> None:
         self.writer.append_call({"call_index": self.call_index, **fields})  # a dict: validated once, by the writer

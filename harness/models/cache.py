@@ -11,11 +11,21 @@ resumed run or ``arena rerun`` meets every failure exactly where the original ru
 without calling the model, and the games it decided are reproduced exactly. A torn last line (a run killed mid-write) is cut off on
 load (that call is redone); a corrupt line anywhere else is an error naming its line
 number, and the file is left as it is.
+
+Hash chain: every line written carries ``prev_hash``, the sha256 (hex) of the previous
+line's exact bytes (without its newline), or :data:`GENESIS_HASH` on the first line, as
+its first field. Loading verifies every link and refuses a file where one breaks (a line
+edited, inserted or deleted); lines without ``prev_hash`` (written before chains) are
+read unchecked. The same chain runs through ``games.jsonl`` and ``calls.jsonl``
+(:mod:`harness.records.chain` builds on the primitives here, the lowest layer that writes
+a chained file).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -23,9 +33,41 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.models.messages import ModelResponse
 
+PREV_HASH = "prev_hash"
+GENESIS_HASH = hashlib.sha256(b"expanded-othello-arena hash chain v1").hexdigest()
+_LINK = re.compile(rb'\{"prev_hash":"([0-9a-f]{64})"([,}])')
+
+
+def line_hash(line: bytes) -> str:
+    """sha256 hex of one line's exact bytes, without its newline: what the next line's ``prev_hash`` holds."""
+    return hashlib.sha256(line).hexdigest()
+
+
+def chain_line(prev_hash: str, record_json: bytes) -> bytes:
+    """``record_json`` (one JSON object on one line) with ``prev_hash`` put first."""
+    if not record_json.startswith(b"{") or b"\n" in record_json:
+        raise ValueError(f"a chained line holds one JSON object on one line, not {record_json[:40]!r}")
+    rest = record_json[1:]
+    return b'{"prev_hash":"' + prev_hash.encode("ascii") + (b'"' if rest.lstrip().startswith(b"}") else b'",') + rest
+
+
+def split_link(line: bytes) -> tuple[str | None, bytes]:
+    """(``prev_hash``, the record's JSON without it) of one line; ``(None, line)`` when it has none or is not JSON."""
+    match = _LINK.match(line)
+    if match:
+        return match.group(1).decode("ascii"), b"{" + line[match.end() - (match.group(2) == b"}"):]
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None, line
+    if not isinstance(record, dict) or PREV_HASH not in record:
+        return None, line
+    prev = record.pop(PREV_HASH)
+    return str(prev), json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
 
 class CacheFileError(ValueError):
-    """A cache file line could not be read."""
+    """A cache file line could not be read, or its hash chain breaks."""
 
 
 class CachedFailure(BaseModel):
@@ -55,22 +97,33 @@ class ResponseCache:
     def _load(self, path: Path) -> None:
         data = path.read_bytes()
         complete_end = data.rfind(b"\n") + 1  # bytes up to the last full line
+        last = GENESIS_HASH
+        for number, raw in enumerate(data[:complete_end].split(b"\n")[:-1], start=1):
+            if raw.strip():
+                last = self._load_line(path, number, raw, last)
         if complete_end < len(data):
-            self._drop_torn_tail(path, data[complete_end:], complete_end, ModelResponse)
-        lines = data[:complete_end].decode("utf-8").split("\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                self._store(json.loads(line), ModelResponse)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise CacheFileError(f"{path}:{number}: unreadable cache line ({exc})") from exc
+            self._drop_torn_tail(path, data[complete_end:], complete_end, last)
 
-    def _drop_torn_tail(self, path: Path, tail: bytes, keep: int, response_cls: type) -> None:
-        """A last line without its newline: a whole record is kept (newline added), a
-        write cut short (a run killed mid-append) is cut off; its call is simply redone."""
+    def _load_line(self, path: Path, number: int, raw: bytes, expected: str) -> str:
+        """Store one line after checking its link; returns its hash (the next line's ``prev_hash``)."""
+        prev, body = split_link(raw)
+        if prev is not None and prev != expected:
+            raise CacheFileError(f"{path}:{number}: the hash chain breaks here: prev_hash {prev[:12]}... is not the hash of "
+                                 f"the line before ({expected[:12]}...): a line up to here was edited, inserted or deleted")
         try:
-            self._store(json.loads(tail.decode("utf-8")), response_cls)
+            self._store(json.loads(body), ModelResponse)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CacheFileError(f"{path}:{number}: unreadable cache line ({exc})") from exc
+        return line_hash(raw)
+
+    def _drop_torn_tail(self, path: Path, tail: bytes, keep: int, expected: str) -> None:
+        """A last line without its newline: a whole record that chains on is kept (newline added),
+        a write cut short (a run killed mid-append) is cut off; its call is simply redone."""
+        prev, body = split_link(tail)
+        try:
+            if prev is not None and prev != expected:
+                raise ValueError("its prev_hash does not chain on")
+            self._store(json.loads(body), ModelResponse)
         except (ValueError, KeyError, TypeError):
             self.skipped_torn_line = True
             with path.open("r+b") as handle:
@@ -111,8 +164,28 @@ class ResponseCache:
                 return
             field = "failure" if isinstance(response, CachedFailure) else "response"
             record = {"key": key, field: response.model_dump(mode="json")}
-            line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+            body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(line + "\n")
+            line = chain_line(last_line_hash(self.path), body)  # from the file: it may have grown since it was loaded
+            with self.path.open("ab") as handle:
+                handle.write(line + b"\n")
                 handle.flush()
+
+
+def last_line_hash(path: Path, chunk: int = 4096) -> str:
+    """The hash of the last non-blank line of ``path`` (:data:`GENESIS_HASH` for an empty or missing file)."""
+    if not path.exists():
+        return GENESIS_HASH
+    with path.open("rb") as handle:
+        position = handle.seek(0, 2)
+        tail = b""
+        while position > 0:
+            step = min(chunk, position)
+            position -= step
+            handle.seek(position)
+            tail = handle.read(step) + tail
+            lines = tail.split(b"\n")
+            for line in reversed(lines if position == 0 else lines[1:]):  # the first piece may be part of a line
+                if line.strip():
+                    return line_hash(line)
+    return GENESIS_HASH

@@ -1,17 +1,26 @@
-"""Run transcripts: versioned records, an append-only JSONL writer, a validating reader, resume.
+"""Run transcripts: a hash-chained, append-only JSONL writer, a validating reader, resume.
 
 A run directory holds ``manifest.json`` (:class:`RunManifest`, written
 atomically), ``games.jsonl`` (one :class:`GameEntry` per finished game) and
-``calls.jsonl`` (one :class:`CallEntry` per model call). Every line is
-validated before it is written, then written in one piece and flushed
-(``fsync=True`` also forces it to disk).
+``calls.jsonl`` (one :class:`CallEntry` per model call); the records are defined
+in :mod:`harness.records.entries`. Every line is validated before it is written,
+then written in one piece and flushed (``fsync=True`` also forces it to disk).
+
+Hash chain (:mod:`harness.records.chain`): every line starts with ``prev_hash``,
+the sha256 of the previous line's exact bytes (the chain's start value on the
+first line). The writer lists each game's calls in the game's line
+(``call_indices``) and seals the manifest (``chains``: each file's line count and
+last hash, games per phase) when it writes it and whenever it closes, so an
+interrupted run's manifest says how far it got and a finished one's seals it.
+Readers check every link: a broken one is a :class:`TranscriptError` naming the
+file and line (``verify=False`` leaves that to ``arena replay``, which lists all).
 
 Completeness: a line counts only once its trailing newline is on disk, so a
 game counts only once its whole ``GameEntry`` line is. After ``kill -9`` the
 last line of a file may be torn (no trailing newline); the reader skips it
-with a warning and :meth:`TranscriptWriter.open` with ``resume=True``
-truncates it away. Only an incomplete LAST line is ever dropped: a corrupted
-line anywhere else (bad JSON, a record that does not validate, a repeated game
+with a warning and :class:`TranscriptWriter` with ``resume=True`` truncates it
+away. Only an incomplete LAST line is ever dropped: a corrupted line anywhere
+else (bad JSON, a record that does not validate, a broken link, a repeated game
 or call index) is a :class:`TranscriptError` naming the file and the line
 number, and nothing is modified.
 
@@ -19,176 +28,40 @@ Resume: calls are written before the ``GameEntry`` of their game, so after an
 interruption the tail of ``calls.jsonl`` may hold calls of a game that never
 finished. The game is played again on resume, so those trailing calls (the
 "orphan tail": calls after the last one that belongs to a finished game, or
-to no game) are truncated too; :func:`resume_point` counts what stays.
+to no game) are truncated too; :func:`resume_point` counts what stays. The chain
+continues from the last line kept; a run whose files lost or changed lines its
+manifest sealed is refused.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import warnings
+from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TextIO, TypeVar
+from typing import Any, Generic, NamedTuple, TextIO, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
+from pydantic import ValidationError
+
+from harness.models.cache import GENESIS_HASH, chain_line, line_hash
+from harness.records.chain import ChainScan, ChainSeal, broken_link_message, scan_chain
+from harness.records.entries import (
+    CACHE_FILE,
+    CALLS_FILE,
+    GAMES_FILE,
+    MANIFEST_FILE,
+    TRANSCRIPT_SCHEMA,
+    CallEntry,
+    GameEntry,
+    RunManifest,
+    TranscriptError,
+    VersionedRecord,
 )
 
-from harness.play.decisions import FailureCounts
-
-TRANSCRIPT_SCHEMA = 1
-MANIFEST_FILE, GAMES_FILE, CALLS_FILE = "manifest.json", "games.jsonl", "calls.jsonl"
-
-_SECRET_VALUE = re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{16,}")
-_SECRET_KEY_PARTS = ("api_key", "apikey", "secret", "password", "passwd")
-# A key containing "token" is a secret unless it is a count or limit of tokens.
-_TOKEN_COUNT_KEY = re.compile(r"tokens|token_(?:count|limit|budget|usage)|num_token", re.IGNORECASE)
-
-
-class TranscriptError(ValueError):
-    """A transcript that cannot be read or written as asked; names the file and line when there is one."""
-
-    def __init__(self, message: str, path: Path | None = None, line: int | None = None) -> None:
-        self.path, self.line = path, line
-        where = f"{path}:{line}: " if path is not None and line is not None else f"{path}: " if path else ""
-        super().__init__(where + message)
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    schema_version: int = TRANSCRIPT_SCHEMA
-
-    @field_validator("schema_version")
-    @classmethod
-    def _known_version(cls, version: int) -> int:
-        if version != TRANSCRIPT_SCHEMA:
-            raise ValueError(f"schema_version {version} is not supported (this code reads version {TRANSCRIPT_SCHEMA})")
-        return version
-
-
-def secret_paths(value: Any, path: str = "") -> list[str]:
-    """Where ``value`` (nested dicts/lists) holds a key or a value that looks like a secret."""
-    found: list[str] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
-            name = str(key).lower()
-            if any(part in name for part in _SECRET_KEY_PARTS) or ("token" in name and not _TOKEN_COUNT_KEY.search(name)):
-                found.append(here)
-            else:
-                found.extend(secret_paths(item, here))
-    elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found.extend(secret_paths(item, f"{path}[{index}]"))
-    elif isinstance(value, str) and _SECRET_VALUE.search(value):
-        found.append(path or "<value>")
-    return found
-
-
-class RunManifest(_Record):
-    """What a run was: its id, config, package versions, git commit, prompt template hashes, seeds. Never secrets.
-
-    Refused (the error names the place, never the value): a key containing
-    ``api_key``, ``secret``, ``password``, or ``token`` (except token counts and
-    limits such as ``max_tokens``, ``tokens_in``, ``token_budget``), and any
-    string that looks like an API key (``sk-`` and 16 or more key characters).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-
-    run_id: str
-    config: dict[str, Any] = {}
-    versions: dict[str, str] = {}
-    git: dict[str, Any] | None = None
-    template_hashes: dict[str, str] = {}
-    seeds: dict[str, int] = {}
-    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_secrets(cls, data: Any) -> Any:
-        places = secret_paths(data) if isinstance(data, dict) else []
-        if places:
-            raise ValueError(
-                f"the manifest would record something that looks like a secret at {', '.join(places)}; "
-                "API keys are read from the environment and never written to a run"
-            )
-        return data
-
-
-class GameEntry(_Record):
-    """One finished game (``games.jsonl``). ``moves``: flat indices, PASS = -1; ``rewards``: (black, white)."""
-
-    game_index: int = Field(ge=0)
-    phase: Literal["adapt", "eval"]
-    layout: str
-    black: str
-    white: str
-    opponent: str
-    agent_colour: Literal["black", "white", "both"]
-    moves: tuple[int, ...]
-    black_discs: int = Field(ge=0)
-    white_discs: int = Field(ge=0)
-    rewards: tuple[int, int]
-    forfeit_by: Literal["black", "white"] | None = None
-    failures: FailureCounts = FailureCounts()
-    seed: int | None = None
-
-    @model_validator(mode="after")
-    def _forfeit_rewards(self) -> GameEntry:
-        if self.forfeit_by is not None:
-            expected = (-1, 1) if self.forfeit_by == "black" else (1, -1)
-            if self.rewards != expected:
-                raise ValueError(f"a game forfeited by {self.forfeit_by} must have rewards {expected}, not {self.rewards}")
-        return self
-
-    def to_game_record(self) -> Any:
-        """The :class:`~harness.play.game.GameRecord` of this game (e.g. to rebuild an arena ledger on resume)."""
-        from engine.protocol.record import GameRecord, rho_fraction
-
-        return GameRecord(
-            layout=self.layout, black_policy=self.black, white_policy=self.white, moves=self.moves,
-            black=self.black_discs, white=self.white_discs,
-            rho_black=float(rho_fraction(self.black_discs, self.white_discs)),
-            rho_white=float(rho_fraction(self.white_discs, self.black_discs)),
-            rewards=self.rewards, plies=len(self.moves),
-        )
-
-
-class CallEntry(_Record):
-    """One model call (``calls.jsonl``); ``game_index`` None for calls outside a game (belief elicitation)."""
-
-    call_index: int = Field(ge=0)
-    game_index: int | None = None
-    phase: Literal["adapt", "eval"] | None = None
-    ply: int | None = None
-    attempt: int = Field(default=0, ge=0)
-    messages: list[dict[str, Any]]
-    reply: str | None = None
-    finish_reason: str | None = None
-    parsed_move: str | None = None
-    verdict: Literal["legal", "illegal", "unparsed", "call_failed"] | None = None
-    failure_kind: str | None = None
-    tokens_in: int = Field(default=0, ge=0)
-    tokens_out: int = Field(default=0, ge=0)
-    cost_usd: float = Field(default=0.0, ge=0)
-    latency_s: float = Field(default=0.0, ge=0)
-    retries: int = Field(default=0, ge=0)
-    errors: list[str] = Field(default_factory=list)  # the client's failed attempts before this reply, classified
-    reason: str | None = None  # why the reply was not used (verifier), or how the call failed for good
-    cache_key: str | None = None
-    cache_hit: bool = False
-    template_hash: str | None = None
-
-
-Record = TypeVar("Record", bound=_Record)
+Record = TypeVar("Record", bound=VersionedRecord)
+PHASES = ("adapt", "eval")
 
 
 class ResumePoint(NamedTuple):
@@ -198,91 +71,132 @@ class ResumePoint(NamedTuple):
     calls_done: int
 
 
-class _Scan(NamedTuple):
-    records: list[Any]
-    ends: list[int]  # byte offset just after each record's line
-    good_bytes: int  # length of the complete prefix (everything but a torn last line)
-    torn: bool
+@dataclass(frozen=True)
+class Log(Generic[Record]):
+    """A JSONL log read and validated: ``records[i]`` is the line ``chain.links[i]``."""
+
+    chain: ChainScan
+    records: tuple[Record, ...]
+
+    @property
+    def torn(self) -> bool:
+        return self.chain.torn_bytes > 0
+
+    def line(self, index: int) -> int:
+        """The file line number of ``records[index]``."""
+        return self.chain.links[index].number
 
 
-def _scan(path: Path, model: type[Record]) -> _Scan:
-    """Every complete line validated; a last line without a newline is reported as torn, not parsed."""
-    if not path.exists():
-        return _Scan([], [], 0, False)
-    data = path.read_bytes()
-    records: list[Any] = []
-    ends: list[int] = []
-    offset, number = 0, 0
-    while offset < len(data):
-        number += 1
-        end = data.find(b"\n", offset)
-        if end == -1:
-            return _Scan(records, ends, offset, True)
-        raw = data[offset:end]
-        if raw.strip():
-            try:
-                records.append(model.model_validate_json(raw))
-                ends.append(end + 1)
-            except ValidationError as error:
-                problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in error.errors())
-                raise TranscriptError(f"corrupted {model.__name__} line: {problem}", path, number) from None
-        offset = end + 1
-    return _Scan(records, ends, offset, False)
+def read_log(path: Path, model: type[Record], verify: bool = True) -> Log[Record]:
+    """Every complete line validated (and, with ``verify``, its link checked); a torn last line is left out."""
+    return parse_log(scan_chain(path), model, verify)
 
 
-def _check_unique(path: Path, keys: list[Any], what: str) -> None:
+def parse_log(chain: ChainScan, model: type[Record], verify: bool = True) -> Log[Record]:
+    """:func:`read_log` of a file already scanned."""
+    path = chain.path
+    records: list[Record] = []
+    expected, before = GENESIS_HASH, None
+    for link in chain.links:
+        try:
+            record = model.model_validate_json(link.body)
+        except ValidationError as error:
+            problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in error.errors())
+            raise TranscriptError(f"corrupted {model.__name__} line: {problem}", path, link.number) from None
+        if verify and link.prev_hash is None and not record.legacy:
+            raise TranscriptError(f"the line carries no prev_hash, which every schema {record.schema_version} line has: "
+                                  "it was edited (run 'arena replay' for every finding)", path, link.number)
+        if verify and link.prev_hash is not None and link.prev_hash != expected:
+            raise TranscriptError(f"the hash chain breaks here: {broken_link_message(before)} "
+                                  "(run 'arena replay' for every finding)", path, link.number)
+        expected, before = link.hash, link.number
+        records.append(record)
+    return Log(chain, tuple(records))
+
+
+def _check_unique(log: Log[Any], keys: list[Any], what: str) -> None:
     seen: dict[Any, int] = {}
-    for number, key in enumerate(keys, 1):
+    for index, key in enumerate(keys):
+        number = log.line(index)
         if key in seen:
-            raise TranscriptError(f"{what} {key} appears again (first on line {seen[key]}): a record was double-written", path, number)
+            raise TranscriptError(f"{what} {key} appears again (first on line {seen[key]}): a record was double-written",
+                                  log.chain.path, number)
         seen[key] = number
 
 
-class TranscriptReader:
-    """Reads and validates a run directory; a torn last line is skipped with a warning, never modified."""
+def _game_keys(log: Log[GameEntry]) -> list[tuple[str, int]]:
+    return [(g.phase, g.game_index) for g in log.records]
 
-    def __init__(self, run_dir: str | Path) -> None:
+
+class TranscriptReader:
+    """Reads and validates a run directory; a torn last line is skipped with a warning, never modified.
+
+    ``verify`` (default): a broken hash chain or a repeated game or call index is an
+    error; without it they are left to :func:`harness.records.integrity.check_records`.
+    """
+
+    def __init__(self, run_dir: str | Path, verify: bool = True) -> None:
         self.run_dir = Path(run_dir)
+        self.verify = verify
         if not self.run_dir.is_dir():
             raise TranscriptError("no such run directory", self.run_dir)
 
     def manifest(self) -> RunManifest:
-        path = self.run_dir / MANIFEST_FILE
-        try:
-            return RunManifest.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
-            raise TranscriptError("the run has no manifest", path) from None
-        except ValidationError as error:
-            raise TranscriptError(f"invalid manifest: {error.errors()[0]['msg']}", path) from None
+        manifest = read_manifest(self.run_dir)
+        if manifest is None:
+            raise TranscriptError("the run has no manifest (it holds the run's config and the seal of its files)",
+                                  self.run_dir / MANIFEST_FILE)
+        return manifest
 
     def games(self) -> list[GameEntry]:
-        scan = self._read(GAMES_FILE, GameEntry)
-        _check_unique(self.run_dir / GAMES_FILE, [(g.phase, g.game_index) for g in scan.records], "game (phase, index)")
-        return scan.records
+        return list(self.games_log().records)
 
     def calls(self) -> list[CallEntry]:
-        scan = self._read(CALLS_FILE, CallEntry)
-        _check_unique(self.run_dir / CALLS_FILE, [c.call_index for c in scan.records], "call index")
-        return scan.records
+        return list(self.calls_log().records)
+
+    def games_log(self) -> Log[GameEntry]:
+        log = self._read(GAMES_FILE, GameEntry)
+        if self.verify:
+            _check_unique(log, _game_keys(log), "game (phase, index)")
+        return log
+
+    def calls_log(self) -> Log[CallEntry]:
+        log = self._read(CALLS_FILE, CallEntry)
+        if self.verify:
+            _check_unique(log, [c.call_index for c in log.records], "call index")
+        return log
 
     def torn(self) -> dict[str, bool]:
         """Which files end in an incomplete line."""
-        return {name: _scan(self.run_dir / name, model).torn for name, model in ((GAMES_FILE, GameEntry), (CALLS_FILE, CallEntry))}
+        return {name: scan_chain(self.run_dir / name).torn_bytes > 0 for name in (GAMES_FILE, CALLS_FILE)}
 
-    def _read(self, name: str, model: type[Record]) -> _Scan:
-        scan = _scan(self.run_dir / name, model)
-        if scan.torn:
+    def _read(self, name: str, model: type[Record]) -> Log[Record]:
+        log = read_log(self.run_dir / name, model, self.verify)
+        if log.torn:
             warnings.warn(f"{self.run_dir / name}: the last line is incomplete (interrupted write); it is ignored", stacklevel=3)
-        return scan
+        return log
 
 
-def _plan_resume(run_dir: Path) -> tuple[_Scan, _Scan, int]:
-    """Scans of both files and how many calls stay (the orphan tail of unfinished games dropped)."""
-    games = _scan(run_dir / GAMES_FILE, GameEntry)
-    calls = _scan(run_dir / CALLS_FILE, CallEntry)
-    _check_unique(run_dir / GAMES_FILE, [(g.phase, g.game_index) for g in games.records], "game (phase, index)")
-    _check_unique(run_dir / CALLS_FILE, [c.call_index for c in calls.records], "call index")
-    finished = {(g.phase, g.game_index) for g in games.records}
+def read_manifest(run_dir: Path) -> RunManifest | None:
+    """The run's manifest, or None if it has none; an invalid one is a :class:`TranscriptError`."""
+    path = run_dir / MANIFEST_FILE
+    try:
+        return RunManifest.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        raise TranscriptError(f"invalid manifest: {where + ': ' if where else ''}{first['msg']}", path) from None
+
+
+def _plan_resume(run_dir: Path) -> tuple[Log[GameEntry], Log[CallEntry], int]:
+    """Both logs and how many calls stay (the orphan tail of unfinished games dropped)."""
+    games = read_log(run_dir / GAMES_FILE, GameEntry)
+    calls = read_log(run_dir / CALLS_FILE, CallEntry)
+    _check_unique(games, _game_keys(games), "game (phase, index)")
+    _check_unique(calls, [c.call_index for c in calls.records], "call index")
+    finished = set(_game_keys(games))
     keep = len(calls.records)
     while keep and (last := calls.records[keep - 1]).game_index is not None and (last.phase, last.game_index) not in finished:
         keep -= 1
@@ -311,18 +225,28 @@ def open_log_for_append(path: Path) -> TextIO:
     return path.open("a", encoding="utf-8")
 
 
+class _Tail(NamedTuple):
+    lines: int
+    last_hash: str
+
+
 class TranscriptWriter:
-    """Appends validated records to ``games.jsonl`` and ``calls.jsonl``, each line flushed as it is written.
+    """Appends validated, hash-chained records to ``games.jsonl`` and ``calls.jsonl``, each line flushed as written.
 
     A new writer refuses a directory that already holds records unless
     ``resume=True``, which first repairs an interrupted tail (see the module
-    docstring). Use as a context manager or call :meth:`close`.
+    docstring). Closing it seals the manifest, if there is one. Use as a context
+    manager or call :meth:`close`.
     """
 
     def __init__(self, run_dir: str | Path, *, fsync: bool = False, resume: bool = False) -> None:
         self.run_dir = Path(run_dir)
         self.fsync = fsync
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._tails = {GAMES_FILE: _Tail(0, GENESIS_HASH), CALLS_FILE: _Tail(0, GENESIS_HASH)}
+        self._phases: Counter[str] = Counter()
+        self._pending: dict[tuple[str, int], list[int]] = {}  # calls of games not written yet
+        self._closed = False
         if resume:
             self.resumed_from = self._repair()
         else:
@@ -335,12 +259,18 @@ class TranscriptWriter:
 
     def _repair(self) -> ResumePoint:
         games, calls, keep = _plan_resume(self.run_dir)
+        manifest = read_manifest(self.run_dir)
+        for log in (games, calls):
+            _check_against_seal(log.chain, manifest.chains.get(log.chain.path.name) if manifest else None)
         if games.torn:
-            self._truncate(GAMES_FILE, games.good_bytes, "an incomplete last game line")
+            self._truncate(GAMES_FILE, games.chain.good_bytes, "an incomplete last game line")
         if calls.torn or keep < len(calls.records):
-            size = calls.ends[keep - 1] if keep else 0
+            size = calls.chain.links[keep - 1].end if keep else 0
             self._truncate(CALLS_FILE, size, f"{len(calls.records) - keep} call(s) of an unfinished game"
                            + (" and an incomplete last line" if calls.torn else ""))
+        self._tails[GAMES_FILE] = _Tail(len(games.records), games.chain.last_hash)
+        self._tails[CALLS_FILE] = _Tail(keep, calls.chain.links[keep - 1].hash if keep else GENESIS_HASH)
+        self._phases.update(g.phase for g in games.records)
         return ResumePoint(len(games.records), keep)
 
     def _truncate(self, name: str, size: int, what: str) -> None:
@@ -351,36 +281,81 @@ class TranscriptWriter:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def seals(self) -> dict[str, ChainSeal]:
+        """The seal of each chained file as written so far (the cache's read from its file, if it has one)."""
+        seals = {name: ChainSeal(lines=tail.lines, last_hash=tail.last_hash) for name, tail in self._tails.items()}
+        seals[GAMES_FILE] = seals[GAMES_FILE].model_copy(update={"phases": {phase: self._phases[phase] for phase in PHASES}})
+        cache = scan_chain(self.run_dir / CACHE_FILE)
+        if cache.exists:
+            seals[CACHE_FILE] = cache.seal()
+        return seals
+
     def write_manifest(self, manifest: RunManifest | dict[str, Any]) -> RunManifest:
-        """Validate and write ``manifest.json`` atomically (temporary file, then rename)."""
-        manifest = RunManifest.model_validate(manifest if isinstance(manifest, dict) else manifest.model_dump())
+        """Validate and write ``manifest.json`` atomically, sealed with the files as they are now."""
+        data = manifest if isinstance(manifest, dict) else manifest.model_dump()
+        sealed = RunManifest.model_validate({**data, "chains": self.seals(), "sealed_at": datetime.now(UTC)})
+        self._write_manifest_file(sealed)
+        return sealed
+
+    def _write_manifest_file(self, manifest: RunManifest) -> None:
         path = self.run_dir / MANIFEST_FILE
         temporary = path.with_suffix(".json.tmp")
         temporary.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
         os.replace(temporary, path)
-        return manifest
 
     def append_game(self, entry: GameEntry | dict[str, Any]) -> GameEntry:
-        return self._append(GAMES_FILE, GameEntry, entry)
+        """Write a finished game; ``call_indices`` (when not given) lists the calls written for it since they began."""
+        game = GameEntry.model_validate(entry if isinstance(entry, dict) else entry.model_dump())
+        calls = tuple(self._pending.pop((game.phase, game.game_index), ()))
+        if game.call_indices is None:
+            game = game.model_copy(update={"call_indices": calls})
+        self._phases[game.phase] += 1
+        return self._append(GAMES_FILE, game)
 
     def append_call(self, entry: CallEntry | dict[str, Any]) -> CallEntry:
-        return self._append(CALLS_FILE, CallEntry, entry)
+        call = CallEntry.model_validate(entry if isinstance(entry, dict) else entry.model_dump())
+        if call.game_index is not None and call.phase is not None:
+            self._pending.setdefault((call.phase, call.game_index), []).append(call.call_index)
+        return self._append(CALLS_FILE, call)
 
-    def _append(self, name: str, model: type[Record], entry: Any) -> Record:
-        record = model.model_validate(entry if isinstance(entry, dict) else entry.model_dump())
+    def _append(self, name: str, record: Record) -> Record:
+        tail = self._tails[name]
+        line = chain_line(tail.last_hash, record.model_dump_json().encode("utf-8"))
         handle = self._files[name]
-        handle.write(record.model_dump_json().encode("utf-8") + b"\n")
+        handle.write(line + b"\n")
         handle.flush()
         if self.fsync:
             os.fsync(handle.fileno())
+        self._tails[name] = _Tail(tail.lines + 1, line_hash(line))
         return record
 
     def close(self) -> None:
+        """Close the files and seal the manifest (if the run has one) with them."""
+        if self._closed:
+            return
+        self._closed = True
         for handle in self._files.values():
             handle.close()
+        manifest = read_manifest(self.run_dir)
+        if manifest is not None:
+            self._write_manifest_file(manifest.model_copy(update={
+                "schema_version": TRANSCRIPT_SCHEMA, "chains": self.seals(), "sealed_at": datetime.now(UTC)}))
 
     def __enter__(self) -> TranscriptWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_against_seal(chain: ChainScan, seal: ChainSeal | None) -> None:
+    """Refuse to resume a file that lost or changed lines its manifest sealed (lines after the seal are fine)."""
+    if seal is None or seal.lines == 0:
+        return
+    if len(chain.links) < seal.lines:
+        raise TranscriptError(f"the manifest seals {seal.lines} line(s), the file holds {len(chain.links)}: lines were lost "
+                              "after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)", chain.path)
+    sealed = chain.links[seal.lines - 1]
+    if sealed.hash != seal.last_hash:
+        raise TranscriptError("this is not the line the manifest sealed: the file was changed after the run was sealed, "
+                              "so it cannot be resumed safely ('arena replay' shows where)", chain.path, sealed.number)

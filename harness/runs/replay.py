@@ -1,6 +1,9 @@
-"""Replay run directories offline: every recorded game re-played through the engine.
+"""Replay run directories offline: the records checked whole, every recorded game re-played through the engine.
 
-- :func:`replay_run`: every recorded game of a run re-played through the engine
+- :func:`replay_run`: for an ``arena run`` directory, first the records themselves
+  (:func:`harness.records.integrity.check_records`: the hash chains, the manifest's
+  seal, every game index once in both phases, every call a game lists present);
+  then every recorded game of a run re-played through the engine
   (``make_env(env).rules``): every move must be legal, a finished game must be over
   with the recorded disc counts and the rewards the env's condition gives them, a
   forfeited game must stop with the forfeiting colour to move and rewards -1/+1.
@@ -15,6 +18,7 @@ Rerunning a run from its cache is :mod:`harness.runs.rerun`; runs side by side, 
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +30,8 @@ from engine.environments import make_env
 from engine.rules import Rules
 from engine.state import BLACK, COLOUR_NAMES, State
 from harness.play.game import move_notation
+from harness.records.chain import Finding
+from harness.records.integrity import check_records
 from harness.records.transcript import (
     GAMES_FILE,
     MANIFEST_FILE,
@@ -74,6 +80,8 @@ class ReplayReport:
     games: Counter = field(default_factory=Counter)  # (phase, opponent) -> games checked
     bad_games: Counter = field(default_factory=Counter)  # (phase, opponent) -> games with a mismatch
     mismatches: list[Mismatch] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # about the records themselves (chain, seal, completeness)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def games_checked(self) -> int:
@@ -81,11 +89,17 @@ class ReplayReport:
 
     @property
     def ok(self) -> bool:
-        return not self.mismatches
+        return not self.mismatches and not self.findings
 
     def summary(self) -> str:
-        lines = [f"replayed {self.games_checked} games ({self.kind} run): "
-                 + ("no mismatches" if self.ok else f"{len(self.mismatches)} mismatch(es) in {sum(self.bad_games.values())} game(s)")]
+        lines = []
+        if self.kind == "llm":
+            lines.append("records: " + ("intact (hash chains, seal, every game and call present)" if not self.findings
+                                        else f"{len(self.findings)} finding(s)"))
+            lines += ["  " + f.describe() for f in self.findings] + ["  " + note for note in self.notes]
+        lines.append(f"replayed {self.games_checked} games ({self.kind} run): "
+                     + (f"{len(self.mismatches)} mismatch(es) in {sum(self.bad_games.values())} game(s)" if self.mismatches
+                        else "no mismatches"))
         for (phase, opponent), n in sorted(self.games.items()):
             lines.append(f"  {phase:<10} {opponent:<30} {n:>6} games, {self.bad_games[(phase, opponent)]} with mismatches")
         lines += ["  " + m.describe() for m in self.mismatches]
@@ -127,23 +141,20 @@ def llm_config(run_dir: str | Path) -> LlmRunConfig:
 
 
 def recorded_games(run_dir: str | Path) -> tuple[str, list[ReplayGame]]:
+    """The run's kind and its games as recorded (read without checking the chain: :func:`replay_run` reports it)."""
     run_dir = Path(run_dir)
     kind = run_kind(run_dir)
     if kind == "llm":
-        env_id = llm_config(run_dir).env
-        return kind, [
-            ReplayGame(env_id, g.phase, g.game_index, g.opponent, g.layout, g.moves, g.black_discs, g.white_discs,
-                       g.rewards, g.forfeit_by, line)
-            for line, g in _numbered(run_dir, TranscriptReader(run_dir).games())
-        ]
+        with warnings.catch_warnings():  # a torn last line is a finding of check_records
+            warnings.simplefilter("ignore")
+            log = TranscriptReader(run_dir, verify=False).games_log()
+        return kind, _llm_games(llm_config(run_dir).env, log.records, [log.line(i) for i in range(len(log.records))])
     return kind, _tournament_games(run_dir)
 
 
-def _numbered(run_dir: Path, games: list[GameEntry]) -> list[tuple[int, GameEntry]]:
-    """Line numbers of the records (blank lines are skipped by the reader)."""
-    path = run_dir / GAMES_FILE
-    numbers = [n for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1) if line.strip()] if path.exists() else []
-    return list(zip(numbers, games, strict=False))
+def _llm_games(env_id: int, games: tuple[GameEntry, ...], lines: list[int]) -> list[ReplayGame]:
+    return [ReplayGame(env_id, g.phase, g.game_index, g.opponent, g.layout, g.moves, g.black_discs, g.white_discs,
+                       g.rewards, g.forfeit_by, line) for g, line in zip(games, lines)]
 
 
 def _tournament_games(run_dir: Path) -> list[ReplayGame]:
@@ -171,9 +182,17 @@ def _tournament_games(run_dir: Path) -> list[ReplayGame]:
 
 
 def replay_run(run_dir: str | Path) -> ReplayReport:
-    """Re-play every recorded game of ``run_dir``; see the module docstring for what is checked."""
-    kind, games = recorded_games(run_dir)
-    report = ReplayReport(kind)
+    """Check the records of ``run_dir`` and re-play every recorded game; see the module docstring for what is checked."""
+    run_dir = Path(run_dir)
+    if run_kind(run_dir) == "llm":
+        config = llm_config(run_dir)
+        check = check_records(run_dir, budget=config.budget, eval_games=config.eval_games * len(config.opponents))
+        log = check.games
+        kind, games = "llm", _llm_games(config.env, log.records, [log.line(i) for i in range(len(log.records))])
+        report = ReplayReport(kind, findings=list(check.findings), notes=list(check.notes))
+    else:
+        kind, games = recorded_games(run_dir)
+        report = ReplayReport(kind)
     envs: dict[int, Any] = {}
     for game in games:
         env = envs.setdefault(game.env_id, make_env(game.env_id))

@@ -3,6 +3,9 @@
 :func:`rerun` runs the agent again into a new directory with a
 :class:`CacheOnlyClient` (the run's ``cache.jsonl``; a request not in the cache
 raises :class:`CacheMiss`) and compares its games move by move with the original.
+First it lists where the cache disagrees with the calls log
+(:func:`cache_disagreements`): a call whose recorded reply is not the reply the
+cache holds for its request, or whose request the cache does not hold at all.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from engine.environments import make_env
-from harness.models.cache import ResponseCache
+from harness.models.cache import CacheFileError, ResponseCache
 from harness.models.client import ModelClient
 from harness.models.messages import ModelRequest, ModelResponse
 from harness.play.game import move_notation
 from harness.records.transcript import (
+    CallEntry,
     GameEntry,
+    Log,
     TranscriptError,
     TranscriptReader,
 )
@@ -62,15 +67,16 @@ class RerunReport:
     games_compared: int
     divergence: str | None  # None: reproduced exactly
     cache_miss: str | None
+    cache_disagreements: tuple[str, ...] = ()
 
     @property
     def reproduced(self) -> bool:
-        return self.divergence is None and self.cache_miss is None
+        return self.divergence is None and self.cache_miss is None and not self.cache_disagreements
 
     def summary(self) -> str:
         if self.reproduced:
             return f"reproduced exactly: {self.games_compared} games identical move by move (rerun in {self.rerun_dir})"
-        lines = []
+        lines = [f"cache disagrees with the calls log: {d}" for d in self.cache_disagreements]
         if self.cache_miss:
             lines.append(f"cache miss: {self.cache_miss}")
         if self.divergence:
@@ -89,7 +95,12 @@ def rerun(run_dir: str | Path, out: str | Path) -> RerunReport:
     cache_path = run_dir / CACHE_FILE
     if not cache_path.exists():
         raise TranscriptError("the run has no response cache, so it cannot be rerun offline", cache_path)
-    client = CacheOnlyClient(config.model, ResponseCache(cache_path), seed=config.seed)
+    try:
+        cache = ResponseCache(cache_path)
+    except CacheFileError as error:
+        raise TranscriptError(f"the response cache cannot be read: {error}", cache_path) from None
+    disagreements = cache_disagreements(TranscriptReader(run_dir).calls_log(), cache)
+    client = CacheOnlyClient(config.model, cache, seed=config.seed)
     run_id = f"{run_dir.name}-rerun"
     miss: str | None = None
     try:
@@ -104,7 +115,27 @@ def rerun(run_dir: str | Path, out: str | Path) -> RerunReport:
         first_missing = next((g for g in original if (g.phase, g.game_index) not in done), None)
         where = f"while playing {first_missing.phase} game {first_missing.game_index}" if first_missing else "after the last game"
         miss = f"{where}: {miss}"
-    return RerunReport(run_dir, new_dir, compared, divergence, miss)
+    return RerunReport(run_dir, new_dir, compared, divergence, miss, disagreements)
+
+
+def cache_disagreements(calls: Log[CallEntry], cache: ResponseCache) -> tuple[str, ...]:
+    """Each call that got a reply, whose request's reply in the cache differs or is missing; names call and line."""
+    found = []
+    for position, call in enumerate(calls.records):
+        if call.cache_key is None or call.reply is None:
+            continue  # a call that failed for good, or one recorded without its request's key
+        cached = cache.get(call.cache_key)
+        where = f"call {call.call_index} (calls.jsonl:{calls.line(position)})"
+        if cached is None:
+            found.append(f"{where}: the cache holds no reply for its request {call.cache_key[:12]}...")
+        elif cached.text != call.reply:
+            found.append(f"{where}: the cache's reply to its request {call.cache_key[:12]}... is {_short(cached.text)}, "
+                         f"the call recorded {_short(call.reply)}")
+    return tuple(found)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _first_divergence(expected: list[GameEntry], got: list[GameEntry], config: LlmRunConfig, stopped: bool) -> tuple[str | None, int]:

@@ -5,20 +5,20 @@ import warnings
 
 import pytest
 from pydantic import ValidationError
+from record_tamper import rechain
 
 from harness.play.decisions import FailureCounts
-from harness.records.transcript import (
+from harness.records.entries import (
     CALLS_FILE,
     GAMES_FILE,
+    TRANSCRIPT_SCHEMA,
     CallEntry,
     GameEntry,
     RunManifest,
     TranscriptError,
-    TranscriptReader,
-    TranscriptWriter,
-    resume_point,
     secret_paths,
 )
+from harness.records.transcript import TranscriptReader, TranscriptWriter, resume_point
 
 FAKE_KEY = "sk-" + "A1b2C3d4E5f6G7h8I9j0"
 
@@ -62,15 +62,20 @@ def write_run(run_dir, games=3, calls_per_game=2):
 def test_round_trip(tmp_path):
     write_run(tmp_path, games=3)
     reader = TranscriptReader(tmp_path)
-    assert reader.manifest() == manifest().model_copy(update={"created_at": reader.manifest().created_at})
-    assert reader.games() == [game(0), game(1), game(2)]
+    stored = reader.manifest()
+    assert stored.model_dump(exclude={"created_at", "chains", "sealed_at"}) == manifest().model_dump(
+        exclude={"created_at", "chains", "sealed_at"})
+    assert stored.chains[GAMES_FILE].lines == 3 and stored.chains[CALLS_FILE].lines == 6
+    assert stored.chains[GAMES_FILE].phases == {"adapt": 3, "eval": 0}
+    # the writer lists each game's calls
+    assert reader.games() == [game(g, call_indices=(2 * g, 2 * g + 1)) for g in range(3)]
     assert [c.call_index for c in reader.calls()] == list(range(6))
     assert reader.calls()[0] == call(0, 0, 0)
     assert resume_point(tmp_path) == (3, 6)
     assert reader.games()[0].to_game_record().rewards == (1, -1)
     for name in (GAMES_FILE, CALLS_FILE):
         lines = (tmp_path / name).read_text().splitlines()
-        assert all(json.loads(line)["schema_version"] == 1 for line in lines)
+        assert all(json.loads(line)["schema_version"] == TRANSCRIPT_SCHEMA == 2 for line in lines)
 
 
 def test_writer_accepts_dicts_but_validates_them(tmp_path):
@@ -91,8 +96,8 @@ def test_forfeit_requires_loss_rewards():
 
 
 def test_unknown_schema_version_is_refused():
-    with pytest.raises(ValidationError, match="schema_version 2"):
-        GameEntry.model_validate(game(0).model_dump() | {"schema_version": 2})
+    with pytest.raises(ValidationError, match="schema_version 9 is not supported"):
+        GameEntry.model_validate(game(0).model_dump() | {"schema_version": 9})
 
 
 @pytest.mark.parametrize("config", [
@@ -157,7 +162,10 @@ def test_a_duplicated_game_is_reported(tmp_path):
     write_run(tmp_path, games=2)
     path = tmp_path / GAMES_FILE
     path.write_text(path.read_text() + path.read_text().splitlines(keepends=True)[0])
-    with pytest.raises(TranscriptError, match=r"games.jsonl:3: .*appears again"):
+    with pytest.raises(TranscriptError, match=r"games.jsonl:3: the hash chain breaks here: prev_hash is not the hash of line 2"):
+        TranscriptReader(tmp_path).games()
+    rechain(path)  # links recomputed: the repeated index still shows
+    with pytest.raises(TranscriptError, match=r"games.jsonl:3: .*appears again \(first on line 1\)"):
         TranscriptReader(tmp_path).games()
 
 

@@ -5,6 +5,7 @@ import shutil
 import sys
 
 import pytest
+from record_tamper import forge, rechain
 from run_checks import forbid_model_calls
 from typer.testing import CliRunner
 
@@ -59,6 +60,7 @@ def test_a_recorded_run_replays_with_zero_mismatches(run_dir):
     result = invoke("replay", run_dir)
     assert result.exit_code == 0, result.output
     assert "replayed 12 games" in result.output and "no mismatches" in result.output
+    assert "records: intact" in result.output and "complete: 10 of 10 adaptation games and 2 of 2 evaluation games" in result.output
 
 
 def test_an_illegal_move_is_detected_with_the_game_index_and_ply(run_dir):
@@ -70,8 +72,10 @@ def test_an_illegal_move_is_detected_with_the_game_index_and_ply(run_dir):
         record["moves"][0] = illegal
 
     rewrite_game(run_dir, 3, tamper)
+    assert replay_run(run_dir).findings  # the chain shows the edit; forged links and seal leave it to the engine:
+    forge(run_dir)
     report = replay_run(run_dir)
-    assert len(report.mismatches) == 1
+    assert report.findings == [] and len(report.mismatches) == 1
     mismatch = report.mismatches[0]
     assert (mismatch.phase, mismatch.game_index, mismatch.ply) == ("adapt", 3, 0)
     assert format_move(illegal, rules.layout) in mismatch.message and "not legal" in mismatch.message
@@ -87,7 +91,9 @@ def test_changed_rewards_and_counts_are_detected(run_dir):
 
     rewrite_game(run_dir, 11, tamper)  # eval game 1
     rewrite_game(run_dir, 2, lambda record: record.update(black_discs=record["black_discs"] + 1))
+    forge(run_dir)  # links and seal recomputed: only the engine can tell
     report = replay_run(run_dir)
+    assert report.findings == []
     found = {(m.phase, m.game_index) for m in report.mismatches}
     assert found == {("eval", 1), ("adapt", 2)}
     assert any("rewards" in m.message for m in report.mismatches if m.phase == "eval")
@@ -139,9 +145,13 @@ def test_rerun_after_losing_a_cache_entry_reports_the_miss(run_dir, tmp_path):
     lines = path.read_text().splitlines()
     # Drop the reply to some request of a later game: the rerun stops there with a clear message.
     path.write_text("\n".join(lines[:40] + lines[41:]) + "\n")
+    result = invoke("rerun", run_dir, "--out", tmp_path / "broken")
+    assert result.exit_code == 2 and "cache.jsonl:41" in result.output and "hash chain breaks" in result.output
+    rechain(path)  # the links recomputed: the lost reply still shows
     report = rerun(run_dir, tmp_path / "again")
     assert not report.reproduced
     assert report.cache_miss and "no cached reply" in report.cache_miss and "while playing" in report.cache_miss
+    assert report.cache_disagreements and "the cache holds no reply for its request" in report.cache_disagreements[0]
     result = invoke("rerun", run_dir, "--out", tmp_path / "cli")
     assert result.exit_code == 1 and "cache miss" in result.output
 
@@ -153,6 +163,7 @@ def test_rerun_reports_the_first_divergence(run_dir, tmp_path):
         record["moves"][5] = next(m for m in range(rules.layout.cells) if m != record["moves"][5])
 
     rewrite_game(run_dir, 6, tamper)
+    forge(run_dir)
     report = rerun(run_dir, tmp_path / "again")
     assert not report.reproduced and report.divergence.startswith("adapt game 6, ply 5: expected")
 

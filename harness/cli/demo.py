@@ -6,7 +6,9 @@ games against a few opponents; the same opponents then play fixed baselines
 with the same seeds, and one table puts them side by side with Wilson 95%
 intervals. Without an API key the model is the embedded offline ``mock/reasoner``
 (it deduces K from the memory table in its prompt); with ``OPENAI_API_KEY`` set
-it is ``openai/gpt-4o-mini``; ``--model`` or ``ARENA_MODEL`` choose any other.
+it is ``openai/gpt-4o-mini``; ``--model`` (or a ``--model-config`` file's ``model``) or
+``ARENA_MODEL`` choose any other, with the model options of ``arena run``
+(:mod:`harness.cli.model_options`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,19 @@ from agents.base import AgentContext
 from engine import make_env
 from engine.environments import Environment
 from harness.cli.console import stdout_console
+from harness.cli.model_options import (
+    ApiBaseOption,
+    MaxConsecutiveFailuresOption,
+    MaxReplyTokensOption,
+    ModelArgOption,
+    ModelConfigOption,
+    ModelFlags,
+    ReasoningEffortOption,
+    TemperatureOption,
+    TimeoutOption,
+    TopPOption,
+    resolve,
+)
 from harness.cli.options import parse_env_id
 from harness.cli.run import run_with_progress
 from harness.models.client import check_api_key
@@ -53,6 +68,15 @@ def demo(
     games: Annotated[int, typer.Option("--games", help="Evaluation games per opponent, colours alternating.")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run and the matches.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Parent directory of the run directory.")] = Path("runs"),
+    model_config: ModelConfigOption = None,
+    api_base: ApiBaseOption = None,
+    temperature: TemperatureOption = None,
+    top_p: TopPOption = None,
+    max_reply_tokens: MaxReplyTokensOption = None,
+    reasoning_effort: ReasoningEffortOption = None,
+    timeout: TimeoutOption = None,
+    model_arg: ModelArgOption = None,
+    max_consecutive_failures: MaxConsecutiveFailuresOption = None,
 ) -> None:
     """Adapt the llm-strategist to a hidden K, then compare it with baselines against the same opponents.
 
@@ -65,14 +89,17 @@ def demo(
     if budget < 1:
         raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
     environment = make_env(parse_env_id(env))
-    chosen, why = (model, "from --model") if model else default_model()
-    check_api_key(chosen)  # an unknown model or a missing key: an error before anything is printed or played
+    named, options = resolve(ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens, reasoning_effort,
+                                        timeout, max_consecutive_failures, list(model_arg or [])))
+    chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model()
+    check_api_key(chosen, api_base=options.api_base)  # an unknown model or a missing key: an error before anything is printed
     console = stdout_console()
     console.print(f"llm-strategist with {chosen} ({why}) adapts on env {environment.id} ({environment.name}) "
                   f"within {budget} games; K stays hidden.", markup=False)
     config = LlmRunConfig(agent="llm-strategist", model=chosen, env=environment.id, budget=budget, eval_games=games,
                           opponents=OPPONENTS, seed=seed, batch=batch, search_depth=3, endgame=10,
-                          checkpoints=tuple(sorted({c for c in (batch, budget // 2, budget) if 0 < c <= budget})))
+                          checkpoints=tuple(sorted({c for c in (batch, budget // 2, budget) if 0 < c <= budget})),
+                          model_options=options)
     run_dir = run_with_progress(config, out=out)
     metrics = _read_json(run_dir / "metrics.json")
     for line in _belief_lines(metrics):

@@ -1,4 +1,10 @@
-"""``arena run``: a model agent adapts within the budget, then plays frozen evaluation games."""
+"""``arena run``: a model agent adapts within the budget, then plays frozen evaluation games.
+
+Model options (``--api-base``, ``--temperature``, ..., ``--model-config FILE``) are read by
+:mod:`harness.cli.model_options` and recorded in the run; ``--resume`` uses the recorded ones.
+An endpoint that cannot answer stops the run: one ``error:`` line naming the endpoint, the
+cause and the command that resumes it, and exit code 3 (:data:`ENDPOINT_DOWN_EXIT_CODE`).
+"""
 
 from __future__ import annotations
 
@@ -14,13 +20,29 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from harness.cli.console import stderr_console, stdout_console
+from harness.cli.console import print_error, stderr_console, stdout_console
+from harness.cli.model_options import (
+    ApiBaseOption,
+    MaxConsecutiveFailuresOption,
+    MaxReplyTokensOption,
+    ModelArgOption,
+    ModelConfigOption,
+    ModelFlags,
+    ReasoningEffortOption,
+    TemperatureOption,
+    TimeoutOption,
+    TopPOption,
+    resolve,
+)
+from harness.models.errors import EndpointDown
 from harness.runs.llm_run import LlmRunConfig, run_llm
+
+ENDPOINT_DOWN_EXIT_CODE = 3  # the run stopped on its endpoint and can be resumed
 
 
 def run(
     agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy or llm-strategist."),
-    model: str = typer.Option(None, "--model", help="litellm model string, or mock/<name>."),
+    model: str = typer.Option(None, "--model", help="litellm model string (provider/model, e.g. openai/gpt-4o-mini), or mock/<name>."),
     env: int = typer.Option(None, "--env", help="Environment id 0-55."),
     budget: int = typer.Option(2000, "--budget", help="Adaptation games."),
     eval_games: int = typer.Option(20, "--eval-games", help="Evaluation games per opponent."),
@@ -39,10 +61,30 @@ def run(
     concurrency: int = typer.Option(32, "--concurrency", help="Model calls in flight at once (evaluation games run concurrently)."),
     checkpoints: str = typer.Option(None, "--checkpoints", metavar="N,N,...",
                                     help="Games after which the agent states its belief (default 10,50,200,2000 within the budget)."),
+    model_config: ModelConfigOption = None,
+    api_base: ApiBaseOption = None,
+    temperature: TemperatureOption = None,
+    top_p: TopPOption = None,
+    max_reply_tokens: MaxReplyTokensOption = None,
+    reasoning_effort: ReasoningEffortOption = None,
+    timeout: TimeoutOption = None,
+    model_arg: ModelArgOption = None,
+    max_consecutive_failures: MaxConsecutiveFailuresOption = None,
 ) -> None:
-    """Adapt a model agent on one environment, evaluate it, and write runs/<id>/."""
+    """Adapt a model agent on one environment, evaluate it, and write runs/<id>/.
+
+    An endpoint that cannot answer (connection refused, DNS, HTTP 401/403/404, unknown
+    provider, or --max-consecutive-failures calls in a row failing) stops the run at once
+    with exit code 3; the game in progress is not counted, and --resume continues it.
+    """
+    flags = ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens, reasoning_effort, timeout,
+                       max_consecutive_failures, list(model_arg or []))
     config = None
+    if resume is not None and flags.given():
+        raise typer.BadParameter(f"--resume continues {resume} with the model options recorded in its manifest; "
+                                 f"leave out {', '.join(flags.given())} (or start a new run to change them)")
     if resume is None:
+        model, options = resolve(flags)
         if model is None or env is None:
             raise typer.BadParameter("give --model and --env (or --resume RUN)")
         try:
@@ -51,7 +93,7 @@ def run(
                 opponents=tuple(s.strip() for s in opponents.split(";" if ";" in opponents else ",") if s.strip()),
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
-                endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency,
+                endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None
@@ -81,7 +123,18 @@ def config_error_message(error: ValidationError) -> str:
 
 
 def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None = None) -> Path:
-    """:func:`run_llm` with a progress bar per phase (adaptation, evaluation) on stderr; the run directory."""
+    """:func:`run_llm` with a progress bar per phase (adaptation, evaluation) on stderr; the run directory.
+
+    A dead endpoint (:class:`EndpointDown`) is one ``error:`` line and exit code 3.
+    """
+    try:
+        return _run_with_progress(config, out=out, resume=resume)
+    except EndpointDown as down:
+        print_error(str(down))
+        raise typer.Exit(ENDPOINT_DOWN_EXIT_CODE) from None
+
+
+def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None) -> Path:
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr_console(), transient=True) as bar:
         tasks: dict[str, int] = {}

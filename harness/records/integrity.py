@@ -157,9 +157,10 @@ def _call_findings(games: Log[GameEntry], calls: Log[CallEntry]) -> tuple[list[F
 
 def _unlisted_calls(games: Log[GameEntry], calls: Log[CallEntry],
                     listed: dict[int, tuple[str, int, int]]) -> tuple[list[Finding], list[str]]:
+    """Calls of a game that the game does not list: one finding per game (at its first such call)."""
     on_record = {(g.phase, g.game_index): (g, games.line(i)) for i, g in enumerate(games.records)}
     last_listed = max(listed, default=-1)
-    found: list[Finding] = []
+    unlisted: dict[tuple[str, int], list[tuple[int, int]]] = {}  # (phase, game) -> [(call index, line)]
     unfinished: list[int] = []
     for position, call in enumerate(calls.records):
         if call.game_index is None or call.phase is None or call.call_index in listed:
@@ -167,11 +168,14 @@ def _unlisted_calls(games: Log[GameEntry], calls: Log[CallEntry],
         game = on_record.get((call.phase, call.game_index))
         if game is None and call.call_index > last_listed:
             unfinished.append(call.call_index)  # the orphan tail of a game the run stopped in
-        elif game is None:
-            found.append(Finding(CALLS_FILE, calls.line(position), f"call {call.call_index} is of {call.phase} game "
-                                 f"{call.game_index}, which {GAMES_FILE} does not hold (and later games do)"))
-        elif game[0].call_indices is not None:
-            found.append(Finding(CALLS_FILE, calls.line(position), f"call {call.call_index} is of {call.phase} game "
-                                 f"{call.game_index}, but that game ({GAMES_FILE}:{game[1]}) does not list it"))
+        elif game is None or game[0].call_indices is not None:
+            unlisted.setdefault((call.phase, call.game_index), []).append((call.call_index, calls.line(position)))
+    found = []
+    for (phase, index), stray in unlisted.items():
+        what = f"call {stray[0][0]}" + (f" and {len(stray) - 1} more (to line {stray[-1][1]})" if len(stray) > 1 else "")
+        game = on_record.get((phase, index))
+        why = (f"which {GAMES_FILE} does not hold (and later games do)" if game is None
+               else f"but that game ({GAMES_FILE}:{game[1]}) does not list {'it' if len(stray) == 1 else 'them'}")
+        found.append(Finding(CALLS_FILE, stray[0][1], f"{what} {'is' if len(stray) == 1 else 'are'} of {phase} game {index}, {why}"))
     notes = [f"calls {unfinished[0]}-{unfinished[-1]} belong to a game the run stopped in (not on record)"] if unfinished else []
     return found, notes

@@ -5,7 +5,7 @@ import shutil
 import sys
 
 import pytest
-from record_tamper import forge, rechain
+from record_tamper import edit_line, forge, rechain
 from run_checks import forbid_model_calls
 from typer.testing import CliRunner
 
@@ -154,6 +154,20 @@ def test_rerun_after_losing_a_cache_entry_reports_the_miss(run_dir, tmp_path):
     assert report.cache_disagreements and "the cache holds no reply for its request" in report.cache_disagreements[0]
     result = invoke("rerun", run_dir, "--out", tmp_path / "cli")
     assert result.exit_code == 1 and "cache miss" in result.output
+
+
+def test_rerun_names_the_calls_whose_cached_reply_disagrees_with_the_calls_log(run_dir, tmp_path):
+    record = edit_line(run_dir / "cache.jsonl", 5, lambda r: r["response"].update(text="I resign."))
+    rechain(run_dir / "cache.jsonl")  # a consistent cache, but not the one the run met
+    calls = [json.loads(line) for line in (run_dir / "calls.jsonl").read_text().splitlines()]
+    affected = [c["call_index"] for c in calls if c["cache_key"] == record["key"]]
+    assert affected
+    report = rerun(run_dir, tmp_path / "again")
+    assert not report.reproduced
+    assert [d.split(":")[0] for d in report.cache_disagreements] == [f"call {i} (calls.jsonl" for i in affected]
+    assert "is 'I resign.', the call recorded" in report.cache_disagreements[0]
+    result = invoke("rerun", run_dir, "--out", tmp_path / "cli")
+    assert result.exit_code == 1 and f"cache disagrees with the calls log: call {affected[0]} (calls.jsonl:" in result.output
 
 
 def test_rerun_reports_the_first_divergence(run_dir, tmp_path):

@@ -27,7 +27,8 @@ def replay(
     phase: Annotated[str, typer.Option("--phase", help="Phase of --game: adapt or eval.")] = "adapt",
     plain: Annotated[bool, typer.Option("--plain", help="Plain text, every ply at once (no waiting for a key).")] = False,
 ) -> None:
-    """Re-play every recorded game through the engine and check moves, counts and rewards (exit 1 on a mismatch).
+    """Check the records (hash chains, the manifest's seal, every game and call present once), then re-play every
+    game through the engine: moves, counts, rewards. Exit 1 on any finding, each naming the file and line.
 
     With --game N: show game N ply by ply, the board after each move and the model's reply beside it.
     """
@@ -83,7 +84,8 @@ def rerun(
     run: Annotated[Path, typer.Argument(help="An arena run directory with its cache.jsonl.")],
     out: Annotated[Path, typer.Option("--out", help="Parent directory of the rerun's directory.")] = Path("runs"),
 ) -> None:
-    """Run the agent again from the run's cached replies only (no network) and compare the games (exit 1 if they differ)."""
+    """Run the agent again from the run's cached replies only (no network) and compare the games; list the calls whose
+    cached reply differs from the calls log (exit 1 if anything differs)."""
     report = rerun_run(run, out)
     stdout_console().print(Text(report.summary()), soft_wrap=True)
     if not report.reproduced:

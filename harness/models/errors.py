@@ -11,8 +11,9 @@ imports nothing heavy.
 Fail fast: some failures say the endpoint cannot answer at all, so that every further
 call would fail too (:data:`FATAL_KINDS`): ``connection_refused`` (nothing listens
 there), ``dns`` (no such host), ``auth`` (HTTP 401/403: a wrong or missing key, no
-permission), ``not_found`` (HTTP 404: no such model, or a wrong API base path) and
-``unknown_provider``. litellm reports a refused connection or a failed DNS lookup as a
+permission), ``not_found`` (HTTP 404: no such model, or a wrong API base path),
+``unknown_provider`` and ``unsupported_params`` (litellm refuses a parameter the model
+does not take). litellm reports a refused connection or a failed DNS lookup as a
 500 "Connection error.", so the exception chain is searched for the socket error.
 The model client stops on these at once with :class:`EndpointDown`, as it does after
 too many calls in a row have failed for good.
@@ -29,13 +30,15 @@ from typing import Any
 RETRYABLE_KINDS = frozenset(
     {"rate_limit", "timeout", "connection", "server_error", "malformed_response"}
 )
-FATAL_KINDS = frozenset({"connection_refused", "dns", "auth", "not_found", "unknown_provider"})
+FATAL_KINDS = frozenset({"connection_refused", "dns", "auth", "not_found", "unknown_provider", "unsupported_params"})
 _FATAL_CAUSES = {
     "connection_refused": "connection refused (nothing is listening at that address and port)",
     "dns": "DNS lookup failed (no such host)",
     "auth": "authentication failed: check the API key in the provider's environment variable and its permissions",
     "not_found": "not found: check the model name and the API base (an OpenAI-compatible server's ends in /v1)",
     "unknown_provider": "unknown provider: give the model as provider/model, e.g. openai/gpt-4o-mini",
+    "unsupported_params": ("the model does not take one of the request's parameters (e.g. reasoning models take only "
+                           "--temperature 1; --model-arg drop_params=true lets litellm drop what a model does not take)"),
 }
 
 
@@ -76,7 +79,7 @@ def fatal_cause(kind: str, status_code: int | None, detail: str) -> str | None:
     if kind == "auth" and status_code == 403:
         cause = "permission denied: the API key has no access to this model or endpoint"
     status = f" (HTTP {status_code})" if status_code else ""
-    said = f"; it said: {detail[:160]}" if detail and kind in ("auth", "not_found") else ""
+    said = f"; it said: {detail[:160]}" if detail and kind in ("auth", "not_found", "unsupported_params") else ""
     return f"{cause}{status}{said}"
 
 
@@ -157,7 +160,7 @@ def classify_error(exc: BaseException) -> ErrorInfo:
         return ErrorInfo("timeout", True, None, None, message or "call timed out")
     kind = _network_kind(exc, message)
     if kind is not None:
-        return ErrorInfo(kind, False, None if kind != "unknown_provider" else status, None, message)
+        return ErrorInfo(kind, False, status if kind in ("unknown_provider", "unsupported_params") else None, None, message)
     kind = _litellm_kind(exc)
     if kind is None:
         kind = _kind_from_status(status) if status else _kind_from_text(message)
@@ -172,9 +175,11 @@ _DNS_TEXT = ("name or service not known", "nodename nor servname", "temporary fa
 
 
 def _network_kind(exc: BaseException, message: str) -> str | None:
-    """``connection_refused``, ``dns`` or ``unknown_provider`` when the exception (or one it wraps) says so."""
+    """``connection_refused``, ``dns``, ``unknown_provider`` or ``unsupported_params`` when the exception (or one it wraps) says so."""
     if "llm provider not provided" in message.lower():
         return "unknown_provider"
+    if type(exc).__name__ == "UnsupportedParamsError" or "unsupportedparamserror" in message.lower():
+        return "unsupported_params"
     import socket
 
     seen: BaseException | None = exc

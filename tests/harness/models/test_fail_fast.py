@@ -125,6 +125,14 @@ def test_resumes_while_down_add_nothing_to_the_cache_and_then_replay_to_a_reply(
     assert call(client).text == "e6"
 
 
+def test_a_parameter_the_model_does_not_take_stops_before_any_request(stub):
+    client = ModelClient("openai/o3-mini", api_base=stub.url, api_key=KEY, options=ModelOptions(temperature=0.0))
+    with pytest.raises(EndpointDown, match="does not take one of the request's parameters") as caught:
+        asyncio.run(client.complete(client.request(MESSAGES)))
+    assert caught.value.kind == "unsupported_params" and "drop_params=true" in str(caught.value)
+    assert stub.requests == []
+
+
 class _Wrapped(Exception):
     """An SDK error wrapping the socket error, as litellm -> openai -> httpx do."""
 

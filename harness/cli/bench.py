@@ -1,4 +1,4 @@
-"""``arena bench ...``: speed measurements (``bench engine``, ``bench agents``, ``bench harness``)."""
+"""``arena bench ...``: speed measurements (``bench engine``, ``bench agents``, ``bench harness``, ``bench referee``)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from harness.bench.harness import (
     bench_concurrency,
     bench_overhead,
 )
+from harness.bench.referee import TARGET_RATIO, bench_referee
 from harness.cli.console import stderr_console, stdout_console
 from harness.cli.options import parse_env_range
 
@@ -231,3 +232,33 @@ def _mark(passed: bool | None, why_not: str = "") -> Text:
     if passed is None:
         return Text(f"n/a: {why_not}", style="yellow")
     return Text("pass ✓", style="green") if passed else Text("FAIL ✗", style="bold red")
+
+
+def referee(
+    env: Annotated[int, typer.Option("--env", help="Environment id 0-55.")] = 14,
+    agent: Annotated[str, typer.Option("--agent", help="Adaptive agent spec.")] = "adaptive-minimax",
+    budget: Annotated[int, typer.Option("--budget", help="Adaptation games.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the agent (the same both ways).")] = 0,
+) -> None:
+    """Time one adaptation in-process and through the referee process; the ratio's target is <= 1.10.
+
+    Both ways play the same games from the same seed (checked: the two ledgers are
+    compared). Through the referee, each game is played in the agent's own process
+    and sent as one message; the referee re-plays it, charges the ledger and answers
+    with the rewards. The agent process's start-up is shown apart ('session wall').
+    """
+    if budget < 1:
+        raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
+    try:
+        make_env(env)
+    except KeyError as error:
+        raise typer.BadParameter(str(error)) from None
+    with stderr_console().status(f"adapting {agent} on env {env} for {budget} games, in-process then refereed"):
+        result = bench_referee(env, agent, budget, seed)
+    table = Table(box=box.SIMPLE_HEAVY, title=f"referee overhead: {agent} on env {env}, {result.games} games")
+    for column in ("in-process s", "referee s", "ratio", "target", "session wall s", "same games", "result"):
+        table.add_column(column, justify="right")
+    mark = Text("pass ✓", style="green") if result.passed else Text("FAIL ✗", style="bold red")
+    table.add_row(f"{result.in_process_seconds:.2f}", f"{result.referee_seconds:.2f}", f"{result.ratio:.3f}",
+                  f"<= {TARGET_RATIO:.2f}", f"{result.session_seconds:.2f}", "yes" if result.same_games else "NO", mark)
+    stdout_console().print(table)

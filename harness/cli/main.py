@@ -78,7 +78,7 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(
     help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
-          "'bench harness' the LLM harness, 'bench paper' runs the paper's benchmark."),
+          "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark."),
     no_args_is_help=True,
 )
 
@@ -102,6 +102,7 @@ app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)
 _register(bench_app, "agents", bench.agents)
 _register(bench_app, "harness", bench.harness)
+_register(bench_app, "referee", bench.referee)
 _register(bench_app, "paper", bench_paper.paper)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)
 app.add_typer(train_app, name="train")

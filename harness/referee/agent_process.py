@@ -65,7 +65,7 @@ def agent_main(connection: Any, job: AgentJob) -> None:
 
 
 def _run(wire: Wire, job: AgentJob) -> None:
-    started = time.perf_counter()
+    started = time.perf_counter()  # restarted just before adapt(): building the agent is not adapting
     grants, agent, error = None, None, None
     try:
         _load_plugins(job.plugins)
@@ -75,6 +75,7 @@ def _run(wire: Wire, job: AgentJob) -> None:
         agent = make_agent(job.agent, context, np.random.default_rng(job.seed))
         ledger = Ledger(layout=job.rules.layout.name, budget=job.budget, records=job.records)
         arena = RemoteArena(wire, job.rules, ledger, grants.grant_simulator if grants else None)
+        started = time.perf_counter()
         adapt(agent, arena, lambda *_args, **_kwargs: _progress(wire, agent, job.rules))
         agent.freeze()
     except (KeyboardInterrupt, SystemExit, AgentProcessGone):

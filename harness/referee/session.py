@@ -23,7 +23,7 @@ from engine.protocol.arena import Ledger, PrivilegedUsage
 from engine.protocol.policy import Policy
 from harness.referee.agent_process import AgentJob, agent_main
 from harness.referee.referee import Referee, RemotePolicy
-from harness.referee.wire import ProtocolViolation, Wire
+from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire
 
 T = TypeVar("T")
 JOIN_SECONDS = 10.0
@@ -56,7 +56,7 @@ class AgentSession:
     def adapt(self, checkpoint_due: Callable[[int], bool], run_checkpoint: Callable[[Policy, int], None]) -> Adapted:
         """Answer adaptation messages until the agent process says it has finished adapting."""
         while True:
-            message = self._wire.recv()
+            message = self._recv()
             op = message["op"]
             if op == "adapted":
                 return self._adapted(message)
@@ -73,6 +73,14 @@ class AgentSession:
         result = run(self._frozen_agent())
         self._wire.send("resume")
         return result
+
+    def _recv(self) -> dict[str, Any]:
+        try:
+            return self._wire.recv()
+        except AgentProcessGone:
+            self._process.join(JOIN_SECONDS)
+            raise AgentProcessGone(f"the agent process exited with code {self._process.exitcode} before it finished "
+                                   "adapting (a crash, os._exit, or killed; see its stderr above)") from None
 
     def _frozen_agent(self) -> Policy:
         self._wire.send("snapshot")

@@ -137,7 +137,15 @@ def describe(plan: PaperPlan) -> str:
     return (f"{len(plan.env_ids)} environments x {len(plan.agents)} adaptive agents; budget {plan.budget} games; "
             f"final evaluation {plan.games} games per opponent, checkpoints at {', '.join(map(str, plan.checkpoints))} "
             f"games ({plan.checkpoint_games} per opponent; the last is the final evaluation); colours alternating; "
-            f"seed {plan.seed}{'; --quick' if plan.quick else ''}")
+            f"seed {plan.seed}{'; --quick' if plan.quick else ''}. {enforcement(plan)}")
+
+
+def enforcement(plan: PaperPlan) -> str:
+    """How the budget and K were held: by the referee process, or (UNENFORCED) in-process."""
+    if plan.referee:
+        return "Enforced: each agent adapted in its own process; K, the ledger and the opponents stayed with the referee."
+    return ("**UNENFORCED**: agents adapted in-process (--in-process), where a cheating agent could read K or reset "
+            "its ledger; use these numbers for quick experiments only.")
 
 
 def report_markdown(summary: PaperSummary, plots: Sequence[str] = ()) -> str:

@@ -22,6 +22,7 @@ from typing import TypeVar
 from harness.bench.paper_plan import SCHEMA, EnvAgentResult, PaperPlan
 from harness.bench.paper_worker import run_task
 from harness.records.provenance import git_commit, versions
+from harness.registry.plugins import loaded_plugins
 from harness.tournaments.plan import TournamentError
 from harness.tournaments.tournament import _ignore_interrupts, check_run_dir
 from harness.tournaments.tournament import default_run_dir as tournament_run_dir
@@ -136,6 +137,8 @@ def _manifest(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resumed: 
                    if plan.referee else "in-process (UNENFORCED: a cheating agent could reach K or the ledger)",
         "seeding": "agent and match seeds = SeedSequence([seed, env_id, sha256(agent spec), ...]): "
                    "independent of --jobs and of the other pairs",
+        "plugins": {name: source for name, source in loaded_plugins().items() if any(
+            spec.split(":")[0] == name for spec in (*plan.agents, *(o.spec for o in plan.opponents)))},
         "versions": versions(), "git": git_commit(), "started_at": _now(), "status": "running",
     }
 

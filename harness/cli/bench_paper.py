@@ -103,6 +103,9 @@ def paper(
     resume: Annotated[Path | None, typer.Option("--resume", metavar="DIR", show_default=False,
                                                 help="Finish an interrupted run with the settings it recorded.")] = None,
     plugin: PluginOption = None,
+    in_process: Annotated[bool, typer.Option(
+        "--in-process", help="Adapt agents in this process instead of through the referee (quick experiments; "
+                             "UNENFORCED: a cheating agent could read K; the report says so).")] = False,
 ) -> None:
     """Adapt each adaptive agent on each environment within its budget, then evaluate it, as in the paper.
 
@@ -117,7 +120,7 @@ def paper(
     plugin_words = use_plugins(plugin)  # with --resume too: the plugins are code, not settings the manifest holds
     given = {"--envs": envs, "--agents": agents, "--budget": budget, "--games": games,
              "--checkpoint-games": checkpoint_games, "--seed": seed, "--out": out,
-             "--quick": quick or None, "--paper-mcts/--standard-mcts": paper_mcts}
+             "--quick": quick or None, "--paper-mcts/--standard-mcts": paper_mcts, "--in-process": in_process or None}
     if resume is not None:
         clashing = [name for name, value in given.items() if value is not None]
         if clashing:
@@ -126,6 +129,7 @@ def paper(
         plan, run_dir = read_plan(resume), resume
     else:
         plan = _plan(envs, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)
+        plan = plan.model_copy(update={"referee": not in_process})
         run_dir = out if out is not None else default_run_dir()
         check_run_dir(run_dir)
     command = _command(resume, given, jobs, run_dir, plugin_words)

@@ -43,3 +43,19 @@ def test_resume_refuses_new_settings(invoke, user_error, tmp_path):
     user_error(result, "--resume takes its settings", "--budget")
     result = invoke("bench", "paper", "--resume", tmp_path)
     user_error(result, "no manifest.json")
+
+
+@pytest.mark.parametrize(("flags", "mode", "report_line"), [
+    ([], "process", "Enforced: each agent adapted in its own process"),
+    (["--in-process"], "in-process (UNENFORCED", "**UNENFORCED**: agents adapted in-process"),
+])
+def test_the_run_records_and_reports_how_the_budget_was_held(invoke, tmp_path, flags, mode, report_line):
+    out = tmp_path / "run"
+    result = invoke("bench", "paper", "--envs", "5", "--agents", "interval", "--budget", "6", "--games", "2",
+                    "--checkpoint-games", "2", "--jobs", "1", "--out", out, *flags)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["referee"].startswith(mode) and manifest["plan"]["referee"] is (not flags)
+    assert report_line in (out / "report.md").read_text()
+    assert json.loads((out / "results.jsonl").read_text())["enforced"] is (not flags)
+    assert ("--in-process" in manifest["command"]) is bool(flags)

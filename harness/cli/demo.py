@@ -24,20 +24,8 @@ from rich.table import Table
 from agents.base import AgentContext
 from engine import make_env
 from engine.environments import Environment
+from harness.cli import model_options as mo
 from harness.cli.console import stdout_console
-from harness.cli.model_options import (
-    ApiBaseOption,
-    MaxConsecutiveFailuresOption,
-    MaxReplyTokensOption,
-    ModelArgOption,
-    ModelConfigOption,
-    ModelFlags,
-    ReasoningEffortOption,
-    TemperatureOption,
-    TimeoutOption,
-    TopPOption,
-    resolve,
-)
 from harness.cli.options import parse_env_id
 from harness.cli.run import run_with_progress
 from harness.models.client import check_api_key
@@ -68,15 +56,15 @@ def demo(
     games: Annotated[int, typer.Option("--games", help="Evaluation games per opponent, colours alternating.")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run and the matches.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Parent directory of the run directory.")] = Path("runs"),
-    model_config: ModelConfigOption = None,
-    api_base: ApiBaseOption = None,
-    temperature: TemperatureOption = None,
-    top_p: TopPOption = None,
-    max_reply_tokens: MaxReplyTokensOption = None,
-    reasoning_effort: ReasoningEffortOption = None,
-    timeout: TimeoutOption = None,
-    model_arg: ModelArgOption = None,
-    max_consecutive_failures: MaxConsecutiveFailuresOption = None,
+    model_config: mo.ModelConfigOption = None,
+    api_base: mo.ApiBaseOption = None,
+    temperature: mo.TemperatureOption = None,
+    top_p: mo.TopPOption = None,
+    max_reply_tokens: mo.MaxReplyTokensOption = None,
+    reasoning_effort: mo.ReasoningEffortOption = None,
+    timeout: mo.TimeoutOption = None,
+    model_arg: mo.ModelArgOption = None,
+    max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
 ) -> None:
     """Adapt the llm-strategist to a hidden K, then compare it with baselines against the same opponents.
 
@@ -89,8 +77,8 @@ def demo(
     if budget < 1:
         raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
     environment = make_env(parse_env_id(env))
-    named, options = resolve(ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens, reasoning_effort,
-                                        timeout, max_consecutive_failures, list(model_arg or [])))
+    named, options = mo.resolve(mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens,
+                                              reasoning_effort, timeout, max_consecutive_failures, list(model_arg or [])))
     chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model()
     check_api_key(chosen, api_base=options.api_base)  # an unknown model or a missing key: an error before anything is printed
     console = stdout_console()

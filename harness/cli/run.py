@@ -20,20 +20,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.model_options import (
-    ApiBaseOption,
-    MaxConsecutiveFailuresOption,
-    MaxReplyTokensOption,
-    ModelArgOption,
-    ModelConfigOption,
-    ModelFlags,
-    ReasoningEffortOption,
-    TemperatureOption,
-    TimeoutOption,
-    TopPOption,
-    resolve,
-)
 from harness.models.errors import EndpointDown
 from harness.runs.llm_run import LlmRunConfig, run_llm
 
@@ -61,15 +49,15 @@ def run(
     concurrency: int = typer.Option(32, "--concurrency", help="Model calls in flight at once (evaluation games run concurrently)."),
     checkpoints: str = typer.Option(None, "--checkpoints", metavar="N,N,...",
                                     help="Games after which the agent states its belief (default 10,50,200,2000 within the budget)."),
-    model_config: ModelConfigOption = None,
-    api_base: ApiBaseOption = None,
-    temperature: TemperatureOption = None,
-    top_p: TopPOption = None,
-    max_reply_tokens: MaxReplyTokensOption = None,
-    reasoning_effort: ReasoningEffortOption = None,
-    timeout: TimeoutOption = None,
-    model_arg: ModelArgOption = None,
-    max_consecutive_failures: MaxConsecutiveFailuresOption = None,
+    model_config: mo.ModelConfigOption = None,
+    api_base: mo.ApiBaseOption = None,
+    temperature: mo.TemperatureOption = None,
+    top_p: mo.TopPOption = None,
+    max_reply_tokens: mo.MaxReplyTokensOption = None,
+    reasoning_effort: mo.ReasoningEffortOption = None,
+    timeout: mo.TimeoutOption = None,
+    model_arg: mo.ModelArgOption = None,
+    max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
 ) -> None:
     """Adapt a model agent on one environment, evaluate it, and write runs/<id>/.
 
@@ -77,14 +65,14 @@ def run(
     provider, or --max-consecutive-failures calls in a row failing) stops the run at once
     with exit code 3; the game in progress is not counted, and --resume continues it.
     """
-    flags = ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens, reasoning_effort, timeout,
-                       max_consecutive_failures, list(model_arg or []))
+    flags = mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens, reasoning_effort, timeout,
+                          max_consecutive_failures, list(model_arg or []))
     config = None
     if resume is not None and flags.given():
         raise typer.BadParameter(f"--resume continues {resume} with the model options recorded in its manifest; "
                                  f"leave out {', '.join(flags.given())} (or start a new run to change them)")
     if resume is None:
-        model, options = resolve(flags)
+        model, options = mo.resolve(flags)
         if model is None or env is None:
             raise typer.BadParameter("give --model and --env (or --resume RUN)")
         try:

@@ -78,14 +78,15 @@ class Referee:
             rewards = self._env.condition.rewards(replayed.black, replayed.white)
         else:
             rewards = (-1, 1) if forfeit == BLACK else (1, -1)
-        record = GameRecord(
+        record = GameRecord.model_construct(  # every field computed here from the verified replay
             layout=rules.layout.name, black_policy=_name(message, "black"), white_policy=_name(message, "white"),
             moves=tuple(moves), black=replayed.black, white=replayed.white,
             rho_black=float(rho_fraction(replayed.black, replayed.white)),
             rho_white=float(rho_fraction(replayed.white, replayed.black)), rewards=rewards, plies=len(moves),
         )
         self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record)})
-        return {"op": "scored", "record": record.model_dump(mode="json"), "games_played": self.games_played}
+        return {"op": "scored", "black": replayed.black, "white": replayed.white, "rewards": list(rewards),
+                "games_played": self.games_played}
 
     def _refuse(self) -> dict[str, Any]:
         self.refused_games += 1

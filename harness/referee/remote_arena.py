@@ -104,12 +104,14 @@ class RemoteArena:
             raise BudgetExhausted(reply["error"])
         if reply["op"] == "rejected":
             raise GameRejected(reply["error"])
-        try:
-            record = GameRecord.model_validate(reply["record"])
-        except (KeyError, ValueError) as error:
-            raise ProtocolViolation(f"the referee's record does not parse: {error}") from None
+        scored = (reply.get("black"), reply.get("white"), reply.get("rewards"))
+        if scored[:2] != (local.black, local.white) or not isinstance(scored[2], list) or len(scored[2]) != 2:
+            raise ProtocolViolation(f"the referee scored {scored} for a game that ended {local.black}-{local.white}")
+        stored = local.model_copy(update={"rewards": (int(scored[2][0]), int(scored[2][1]))})
+        stored._trajectory = ()  # the ledger keeps the serialised fields only
+        record = stored.model_copy()
         record._trajectory = local.trajectory
-        self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record)})
+        self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, stored)})
         return record
 
     def __repr__(self) -> str:

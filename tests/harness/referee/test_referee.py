@@ -37,8 +37,8 @@ def test_a_legal_game_is_scored_with_the_true_k_and_charged(env_id):
     reply = referee.answer({"op": "game", "moves": moves, "black": "me", "white": "me"})
     assert reply["op"] == "scored" and reply["games_played"] == 1
     black, white, _ = env.rules.replay(moves)
-    assert tuple(reply["record"]["rewards"]) == env.condition.rewards(black, white)
-    assert (reply["record"]["black"], reply["record"]["white"]) == (black, white)
+    assert tuple(reply["rewards"]) == env.condition.rewards(black, white) == referee.ledger.records[0].rewards
+    assert (reply["black"], reply["white"]) == (black, white)
     assert referee.ledger.records[0].moves == tuple(moves)
 
 
@@ -57,7 +57,7 @@ def test_a_forfeited_game_is_scored_as_a_loss_for_the_forfeiter():
     referee = Referee(env, budget=3)
     moves = random_game(env.rules, 2)[:5]
     reply = referee.answer({"op": "game", "moves": moves, "forfeit": 1})
-    assert reply["op"] == "scored" and tuple(reply["record"]["rewards"]) == (1, -1)
+    assert reply["op"] == "scored" and tuple(reply["rewards"]) == (1, -1)
 
 
 def test_the_budget_holds_whatever_the_agent_sends():

@@ -68,6 +68,7 @@ class LlmPolicyConfig:
     memory_tokens: int = 1500
     checkpoints: tuple[int, ...] = ()
     params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
+    free_call_failures: int | None = None  # failed calls of a move that use no re-ask (None: the client's limit in a row)
 
 
 def _no_call(_: dict[str, Any]) -> None:
@@ -171,8 +172,11 @@ class LlmPolicyAgent(MemoryAgent):
         """The asker of one game; evaluation games (which may run concurrently) send identical requests one at a time."""
         rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
         ask = functools.partial(self._ask, one_at_a_time=phase == "eval")
+        free = self.config.free_call_failures
+        if free is None:
+            free = getattr(self.client, "max_consecutive_failures", None) or 0
         return MoveAsker(ask, max_retries=self.config.max_retries, policy=self.config.on_failure, rng=rng,  # type: ignore[arg-type]
-                         free_call_failures=getattr(self.client, "max_consecutive_failures", None) or 0)
+                         free_call_failures=free)
 
     def decider(self, phase: str, game_index: int) -> Callable[[Observation], Any]:
         """An async decider for one game (pass its decisions to :meth:`report_calls` afterwards)."""

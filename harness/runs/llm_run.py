@@ -209,6 +209,7 @@ class _Run:
             config=LlmPolicyConfig(
                 hint_level=config.hint, max_retries=config.max_retries, on_failure=config.on_failure,
                 memory_tokens=config.memory_tokens, checkpoints=config.belief_checkpoints(), params=params,
+                free_call_failures=config.model_options.max_consecutive_failures,  # as recorded, for a rerun too
             ),
             on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, beliefs_done=_beliefs_done(self.run_dir),
         )

@@ -20,6 +20,8 @@ from engine.rules import Rules
 from harness.play.game import Decide, PlyDecision, VerifiedGame, play_game_async, play_policies
 from harness.referee.wire import ProtocolViolation, Wire
 
+REPLY_SPIN_S = 0.002  # the referee answers a game in about 0.1 ms: wait for it awake
+
 
 class GameRejected(RuntimeError):
     """The referee refused a submitted game (illegal or unfinished): it was not counted."""
@@ -99,7 +101,7 @@ class RemoteArena:
         local = game.record
         self._wire.send("game", moves=list(local.moves), black=local.black_policy, white=local.white_policy,
                         forfeit=game.forfeit_by)
-        reply = self._wire.recv("scored", "refused", "rejected")
+        reply = self._wire.recv("scored", "refused", "rejected", spin_s=REPLY_SPIN_S)
         if reply["op"] == "refused":
             raise BudgetExhausted(reply["error"])
         if reply["op"] == "rejected":

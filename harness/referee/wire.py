@@ -8,6 +8,7 @@ one larger than :data:`MAX_MESSAGE_BYTES`, is a :class:`ProtocolViolation`.
 from __future__ import annotations
 
 import json
+import time
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -31,8 +32,16 @@ class Wire:
     def send(self, op: str, **fields: Any) -> None:
         self._connection.send_bytes(json.dumps({"op": op, **fields}, separators=(",", ":")).encode())
 
-    def recv(self, *expected: str) -> dict[str, Any]:
-        """The next message; with ``expected`` ops given, any other op is a :class:`ProtocolViolation`."""
+    def recv(self, *expected: str, spin_s: float = 0.0) -> dict[str, Any]:
+        """The next message; with ``expected`` ops given, any other op is a :class:`ProtocolViolation`.
+
+        ``spin_s``: poll without sleeping for up to that long first (an answer due in
+        well under a millisecond then arrives without waking a sleeping process).
+        """
+        if spin_s > 0:
+            deadline = time.perf_counter() + spin_s
+            while not self._connection.poll(0) and time.perf_counter() < deadline:
+                pass
         try:
             raw = self._connection.recv_bytes(MAX_MESSAGE_BYTES)
         except EOFError:

@@ -2,7 +2,8 @@
 
 Both runs build the same agent from the same seed and adapt it on the same
 environment for the same budget, so they play the same games (the ledgers are
-compared and the answer printed). Timed: the agent's whole ``adapt`` call, each
+compared and the answer printed); the two alternate ``repeats`` times and the
+medians are compared. Timed: the agent's whole ``adapt`` call, each
 in a fresh spawned interpreter, so both pay the same first-call costs (numba
 kernels loaded from the cache). In-process: an :class:`Arena` in that
 interpreter; through the referee: the agent process's own clock around the same
@@ -13,6 +14,7 @@ per game) is reported apart, as the refereed session's wall time.
 from __future__ import annotations
 
 import multiprocessing
+import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -37,10 +39,12 @@ class RefereeBench:
     env_id: int
     agent: str
     games: int
-    in_process_seconds: float
-    referee_seconds: float
-    session_seconds: float  # the referee run's wall time, agent process start included
+    in_process_seconds: float  # the median over the repeats
+    referee_seconds: float  # the median over the repeats
+    session_seconds: float  # the referee runs' median wall time, agent process start included
     same_games: bool
+    repeats: int = 1
+    samples: tuple[tuple[float, float], ...] = ()  # (in-process, referee) seconds of each repeat
 
     @property
     def ratio(self) -> float:
@@ -51,8 +55,22 @@ class RefereeBench:
         return self.ratio <= TARGET_RATIO and self.same_games
 
 
-def bench_referee(env_id: int, agent: str, budget: int, seed: int) -> RefereeBench:
-    """Adapt ``agent`` on ``env_id`` for ``budget`` games in-process, then through the referee; time both."""
+def bench_referee(env_id: int, agent: str, budget: int, seed: int, repeats: int = 1) -> RefereeBench:
+    """Adapt ``agent`` on ``env_id`` for ``budget`` games in-process, then through the referee, ``repeats`` times.
+
+    The two ways alternate, and the medians are compared, so a noisy machine moves both.
+    """
+    runs = [_once(env_id, agent, budget, seed) for _ in range(repeats)]
+    return RefereeBench(
+        env_id=env_id, agent=agent, games=runs[0].games, repeats=repeats,
+        in_process_seconds=statistics.median(r.in_process_seconds for r in runs),
+        referee_seconds=statistics.median(r.referee_seconds for r in runs),
+        session_seconds=statistics.median(r.session_seconds for r in runs),
+        same_games=all(r.same_games for r in runs),
+        samples=tuple((r.in_process_seconds, r.referee_seconds) for r in runs))
+
+
+def _once(env_id: int, agent: str, budget: int, seed: int) -> RefereeBench:
     env = make_env(env_id)
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as fresh:
         in_process, records = fresh.submit(_adapt_in_process, env_id, agent, budget, seed).result()

@@ -239,6 +239,7 @@ def referee(
     agent: Annotated[str, typer.Option("--agent", help="Adaptive agent spec.")] = "adaptive-minimax",
     budget: Annotated[int, typer.Option("--budget", help="Adaptation games.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the agent (the same both ways).")] = 0,
+    repeats: Annotated[int, typer.Option("--repeats", help="Alternate the two ways this many times; medians compared.")] = 3,
 ) -> None:
     """Time one adaptation in-process and through the referee process; the ratio's target is <= 1.10.
 
@@ -249,13 +250,17 @@ def referee(
     """
     if budget < 1:
         raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
+    if repeats < 1:
+        raise typer.BadParameter(f"--repeats must be 1 or more, got {repeats}")
     try:
         make_env(env)
     except KeyError as error:
         raise typer.BadParameter(str(error)) from None
     with stderr_console().status(f"adapting {agent} on env {env} for {budget} games, in-process then refereed"):
-        result = bench_referee(env, agent, budget, seed)
-    table = Table(box=box.SIMPLE_HEAVY, title=f"referee overhead: {agent} on env {env}, {result.games} games")
+        result = bench_referee(env, agent, budget, seed, repeats)
+    title = f"referee overhead: {agent} on env {env}, {result.games} games, median of {repeats}"
+    table = Table(box=box.SIMPLE_HEAVY, title=title, caption="each repeat (in-process / referee s): " + ", ".join(
+        f"{a:.2f} / {b:.2f}" for a, b in result.samples))
     for column in ("in-process s", "referee s", "ratio", "target", "session wall s", "same games", "result"):
         table.add_column(column, justify="right")
     mark = Text("pass ✓", style="green") if result.passed else Text("FAIL ✗", style="bold red")

@@ -77,6 +77,9 @@ AGENTS = ("llm-policy", "llm-strategist")
 STRATEGIES_FILE = "strategies.jsonl"
 BELIEFS_FILE, CACHE_FILE, METRICS_FILE, REPORT_FILE = "beliefs.jsonl", "cache.jsonl", "metrics.json", "report.md"
 DEFAULT_CHECKPOINTS = (10, 50, 200, 2000)
+# Model agents still adapt in the harness's process (the referee process serves arena bench paper so far).
+IN_PROCESS = ("in-process (UNENFORCED: the agent and its model client share the process that holds K; "
+              "our own agents do not look, but nothing stops code that would)")
 Progress = Callable[[str, int, int], None]  # phase, games done, games in the phase
 GameHook = Callable[[GameEntry], None]
 
@@ -369,7 +372,7 @@ def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[Ca
         "failures": failures.model_dump(), "failed_attempts": failures.total,
         "calls": len(calls), "cache_hits": sum(c.cache_hit for c in calls),
         "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls),
-        "cost_usd": sum(c.cost_usd for c in calls), "stopped": stopped, "true_k": str(true_k),
+        "cost_usd": sum(c.cost_usd for c in calls), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
     }
 
 
@@ -378,6 +381,7 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         f"# {config.agent} with {config.model} on env {config.env}", "",
         f"Adaptation: {metrics['adapt_games']} of {config.budget} games; evaluation: {metrics['eval_games']} games "
         f"(true K = {metrics['true_k']}, shown only here).", "",
+        f"Referee: {metrics.get('referee', IN_PROCESS)}.", "",
         "| opponent | games | win (95% CI) | draw | lose |", "|---|---|---|---|---|",
     ]
     for name, row in metrics["evaluation"].items():

@@ -56,6 +56,8 @@ def split_link(line: bytes) -> tuple[str | None, bytes]:
     match = _LINK.match(line)
     if match:
         return match.group(1).decode("ascii"), b"{" + line[match.end() - (match.group(2) == b"}"):]
+    if b'"prev_hash"' not in line:
+        return None, line
     try:
         record = json.loads(line)
     except ValueError:

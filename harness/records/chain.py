@@ -37,9 +37,13 @@ class Link:
     number: int  # 1-based line number in the file
     raw: bytes  # the line's exact bytes, without its newline
     prev_hash: str | None  # None: the line carries no link (written before hash chains, or not JSON)
-    body: bytes  # the record's JSON without ``prev_hash``
     hash: str
     end: int  # byte offset just after its newline
+
+    @property
+    def body(self) -> bytes:
+        """The record's JSON without ``prev_hash`` (made when asked for: call logs are large)."""
+        return split_link(self.raw)[1]
 
 
 @dataclass(frozen=True)
@@ -115,8 +119,7 @@ def scan_chain(path: Path) -> ChainScan:
         number += 1
         raw = data[offset:end]
         if raw.strip():
-            prev, body = split_link(raw)
-            links.append(Link(number, raw, prev, body, line_hash(raw), end + 1))
+            links.append(Link(number, raw, split_link(raw)[0], line_hash(raw), end + 1))
         offset = end + 1
     return ChainScan(path, True, tuple(links), offset, len(data) - offset, number)
 

@@ -22,10 +22,9 @@ draws of ``mock/flaky-*``). When a run stops early (a cost or token cap, an erro
 the games after the first unfinished one are not written, and a resume plays them.
 
 Resume (``resume=RUN``): the config comes from the manifest (model options included); the writer repairs an interrupted
-tail (:func:`~harness.records.transcript.resume_point`), the ledger is rebuilt from the adaptation games on record, and
-play goes on with the next game; ``cache.jsonl`` answers calls made before the interruption without the network. A cost
-or token cap stops the run cleanly (everything played is kept; the metrics say why it stopped); so does an unusable
-endpoint (:class:`EndpointDown`, re-raised naming the run), and the game in progress is not written.
+tail (:func:`~harness.records.transcript.resume_point`), the ledger is rebuilt from the games on record, and play goes on;
+``cache.jsonl`` answers calls made before the interruption. A cost or token cap stops the run cleanly (what was played is
+kept; the metrics say why); so does a dead endpoint (:class:`EndpointDown`, re-raised naming the run; game in progress unwritten).
 """
 
 from __future__ import annotations
@@ -178,11 +177,9 @@ class _Run:
         self.eval_done = sum(g.phase == "eval" for g in games)
         self.beliefs_file = open_log_for_append(run_dir / BELIEFS_FILE)
         self.strategies_file = open_log_for_append(run_dir / STRATEGIES_FILE) if config.agent == "llm-strategist" else None
-        self.client = client or ModelClient(
-            config.model, cache=ResponseCache(run_dir / CACHE_FILE), max_cost_usd=config.max_cost_usd,
-            max_tokens_total=config.max_tokens, seed=config.seed, backoff_base_s=config.backoff_base_s,
-            concurrency=config.concurrency, options=config.model_options,
-        )
+        self.client = client or ModelClient(config.model, cache=ResponseCache(run_dir / CACHE_FILE), options=config.model_options,
+                                            max_cost_usd=config.max_cost_usd, max_tokens_total=config.max_tokens, seed=config.seed,
+                                            backoff_base_s=config.backoff_base_s, concurrency=config.concurrency)
         self.stopped: str | None = None  # why the run stopped early
         self.down: EndpointDown | None = None  # the endpoint failure that stopped it, if that was why
 

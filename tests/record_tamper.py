@@ -1,4 +1,4 @@
-"""Damage a run directory the way a careless edit or a forger would (not a test module).
+"""A small run to damage, and ways to damage a run directory as a careless edit or a forger would (not a test module).
 
 ``edit_line`` changes one record and leaves the chain as it is (an honest mistake the
 chain must show); ``forge`` then recomputes every link and the manifest's seal, as
@@ -15,6 +15,8 @@ from pathlib import Path
 from harness.models.cache import GENESIS_HASH, PREV_HASH, chain_line, line_hash
 
 CHAINED = ("games.jsonl", "calls.jsonl", "cache.jsonl")
+# The run the replay tests damage (tests/harness/runs/conftest.py): 12 games, 660 calls, in about a second.
+SMALL_RUN = dict(model="mock/first-legal", env=21, budget=10, eval_games=2, opponents=("random",), seed=0, checkpoints=(10,))
 
 
 def lines(path: Path) -> list[bytes]:

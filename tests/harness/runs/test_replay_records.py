@@ -3,38 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 
 import pytest
 from record_tamper import edit_line, forge, lines, write_lines
 from run_checks import Killed, interrupted_then_resumed
 from test_kill_resume import arena, wait_for_games
+from test_replay_run import config
 from typer.testing import CliRunner
 
 from harness.cli.main import app
 from harness.records.transcript import TranscriptReader
-from harness.runs.llm_run import LlmRunConfig, run_llm
+from harness.runs.llm_run import run_llm
 from harness.runs.replay import replay_run
 
 FINDINGS_EXIT, USER_ERROR_EXIT = 1, 2
-
-
-def config(**changes):
-    base = dict(model="mock/first-legal", env=21, budget=10, eval_games=2, opponents=("random",), seed=0, checkpoints=(10,))
-    return LlmRunConfig(**{**base, **changes})
-
-
-@pytest.fixture(scope="module")
-def base_run(tmp_path_factory):
-    return run_llm(config(), out=tmp_path_factory.mktemp("runs"), run_id="r")
-
-
-@pytest.fixture
-def run_dir(base_run, tmp_path):
-    copy = tmp_path / "r"
-    shutil.copytree(base_run, copy)
-    return copy
 
 
 def replay(run_dir):
@@ -69,7 +52,8 @@ def test_an_intact_run_replays_clean(run_dir):
 
 
 def test_a_run_interrupted_and_resumed_replays_clean(tmp_path):
-    whole, cut, kept = interrupted_then_resumed(config(budget=12, checkpoints=(12,)), tmp_path, lambda e: e.phase == "adapt" and e.game_index == 5)
+    stop = lambda e: e.phase == "adapt" and e.game_index == 5  # noqa: E731
+    whole, cut, kept = interrupted_then_resumed(config(budget=12, checkpoints=(12,)), tmp_path, stop)
     assert len(kept) == 6
     for run in (whole, cut):
         result = replay(run)

@@ -1,11 +1,10 @@
 """arena replay / rerun / compare: offline checks of run directories."""
 
 import json
-import shutil
 import sys
 
 import pytest
-from record_tamper import edit_line, forge, rechain
+from record_tamper import SMALL_RUN, edit_line, forge, rechain
 from run_checks import forbid_model_calls
 from typer.testing import CliRunner
 
@@ -23,20 +22,8 @@ from harness.tournaments.tournament import run_tournament
 
 
 def config(**changes):
-    base = dict(model="mock/first-legal", env=21, budget=10, eval_games=2, opponents=("random",), seed=0, checkpoints=(10,))
-    return LlmRunConfig(**{**base, **changes})
-
-
-@pytest.fixture(scope="module")
-def base_run(tmp_path_factory):
-    return run_llm(config(), out=tmp_path_factory.mktemp("runs"), run_id="r")
-
-
-@pytest.fixture
-def run_dir(base_run, tmp_path):
-    copy = tmp_path / "r"
-    shutil.copytree(base_run, copy)
-    return copy
+    """The config of the ``base_run`` fixture (conftest.py), with changes."""
+    return LlmRunConfig(**{**SMALL_RUN, **changes})
 
 
 def rewrite_game(run_dir, line_index, change):

@@ -1,0 +1,23 @@
+"""Fixtures of the replay tests: one small mock-model run per module, and a copy of it for each test to damage."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from record_tamper import SMALL_RUN
+
+from harness.runs.llm_run import LlmRunConfig, run_llm
+
+
+@pytest.fixture(scope="module")
+def base_run(tmp_path_factory):
+    """10 adaptation games and 2 evaluation games of mock/first-legal on env 21 (12 games, 660 calls)."""
+    return run_llm(LlmRunConfig(**SMALL_RUN), out=tmp_path_factory.mktemp("runs"), run_id="r")
+
+
+@pytest.fixture
+def run_dir(base_run, tmp_path):
+    copy = tmp_path / "r"
+    shutil.copytree(base_run, copy)
+    return copy

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import random
+import threading
 from multiprocessing import Pipe
 
 import numpy as np
@@ -100,9 +102,17 @@ def test_the_wire_reads_json_objects_only_so_a_pickle_never_runs(raw):
 
 def test_the_wire_refuses_an_oversized_message():
     ours, theirs = Pipe()
-    theirs.send_bytes(b'{"op": "game", "pad": "' + b"x" * MAX_MESSAGE_BYTES + b'"}')
+    big = b'{"op": "game", "pad": "' + b"x" * MAX_MESSAGE_BYTES + b'"}'
+    def send() -> None:  # in a thread: the message is larger than the pipe's buffer
+        with contextlib.suppress(OSError):  # the reader refuses it and closes its end
+            theirs.send_bytes(big)
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     with pytest.raises(ProtocolViolation, match="at most"):
         Wire(ours).recv()
+    ours.close()  # the sender's write then fails and its thread ends
+    sender.join(timeout=30)
 
 
 @pytest.mark.parametrize("spec,env_id", [("interval", 26), ("adaptive-minimax:population=4,train_depth=1", 12)])

@@ -22,6 +22,7 @@ from rich.progress import (
 
 from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
+from harness.cli.options import PluginOption, use_plugins
 from harness.models.errors import EndpointDown
 from harness.runs.llm_run import LlmRunConfig, run_llm
 
@@ -60,6 +61,7 @@ def run(
     timeout: mo.TimeoutOption = None,
     model_arg: mo.ModelArgOption = None,
     max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Adapt a model agent on one environment, evaluate it, and write runs/<id>/.
 
@@ -67,6 +69,7 @@ def run(
     provider, or --max-consecutive-failures calls in a row failing) stops the run at once
     with exit code 3; the game in progress is not counted, and --resume continues it.
     """
+    use_plugins(plugin)  # before the opponents' specs are read (with --resume too: plugins are code, not settings)
     flags = mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens, reasoning_effort, timeout,
                           max_consecutive_failures, list(model_arg or []))
     config = None

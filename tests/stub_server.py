@@ -113,6 +113,7 @@ class StubServer:
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self._generation = 0  # reset_counters starts a new one: a request of an earlier test never counts in this one
         self._queue: deque[Behaviour] = deque()
         self._lock = threading.Lock()
         self._gate_at: int | None = None  # hold_until_in_flight: replies wait until this many are in flight
@@ -181,25 +182,31 @@ class StubServer:
         with self._lock:
             self.requests.clear()
             self.in_flight = self.max_in_flight = 0
+            self._generation += 1
             self._gate_at = None
             self._gate.set()
 
-    def _next(self, record: dict[str, Any]) -> Behaviour:
+    def _next(self, record: dict[str, Any]) -> tuple[Behaviour, int]:
         with self._lock:
-            self.requests.append(record)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            if self._gate_at is not None and self.in_flight >= self._gate_at:
-                self._gate.set()
-            if self._queue:
-                return self._queue.popleft()
-            if self.responder is not None:
-                return self.responder(record["json"], len(self.requests) - 1)
-            return self.default
+            return self._behaviour(record), self._generation
 
-    def _done(self) -> None:
+    def _behaviour(self, record: dict[str, Any]) -> Behaviour:  # called with the lock held
+        self.requests.append(record)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        if self._gate_at is not None and self.in_flight >= self._gate_at:
+            self._gate.set()
+        if self._queue:
+            return self._queue.popleft()
+        if self.responder is not None:
+            return self.responder(record["json"], len(self.requests) - 1)
+        return self.default
+
+    def _done(self, generation: int) -> None:
+        """A request ended; one still stalled from before the last reset_counters no longer counts."""
         with self._lock:
-            self.in_flight -= 1
+            if generation == self._generation:
+                self.in_flight -= 1
 
 
 def _completion_body(request: dict[str, Any], behaviour: Behaviour, reason: str) -> bytes:
@@ -237,13 +244,13 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
             params = {k: v for k, v in payload.items() if k not in ("model", "messages")}
             record = {"path": self.path, "json": payload, "params": params, "headers": headers,
                       "time": time.monotonic()}
-            behaviour = server._next(record)
+            behaviour, generation = server._next(record)
             try:
                 self._respond(payload, behaviour)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout): nothing to answer
             finally:
-                server._done()
+                server._done(generation)
 
         def _respond(self, payload: dict[str, Any], behaviour: Behaviour) -> None:
             if server._gate_at is not None:

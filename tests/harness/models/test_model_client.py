@@ -150,6 +150,17 @@ def test_truncated_reply_surfaces_finish_reason_length(stub):
     assert response.retries == 0
 
 
+def test_a_request_left_over_from_before_a_reset_does_not_count_after_it(stub):
+    # a reply that outlives its test (the client timed out) once lowered the next test's in-flight count
+    stub.enqueue(slow(0.6))
+    with pytest.raises(ModelCallError):
+        run(make_client(stub, timeout_s=0.1, max_retries=0))
+    stub.reset_counters()
+    stub.enqueue(slow(1.2, "c4"))  # still under way when the left-over reply ends
+    assert run(make_client(stub)).text == "c4"
+    assert (stub.in_flight, stub.max_in_flight, len(stub.requests)) == (0, 1, 1)
+
+
 def test_concurrency_limit_holds_and_fills(stub):
     stub.hold_until_in_flight(32)  # no reply until 32 requests are open: the limit is reached or the test fails
     client = make_client(stub, concurrency=32, timeout_s=90)

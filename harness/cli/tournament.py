@@ -61,6 +61,9 @@ JobsOption = Annotated[
     int | None, typer.Option("--jobs", help="Worker processes (default: all cores; 1 plays in this process).",
                              show_default=False)
 ]
+InProcessOption = Annotated[bool, typer.Option(
+    "--in-process", help="Build the agents in the process that holds K instead of in player processes (quick "
+                         "experiments; UNENFORCED: a cheating agent could read K; the results say so).")]
 OutOption = Annotated[
     Path | None, typer.Option("--out", metavar="DIR", help="Run directory (default: runs/<timestamp>-<name>).",
                               show_default=False)
@@ -77,20 +80,23 @@ def match(
     jobs: JobsOption = None,
     out: OutOption = None,
     plugin: PluginOption = None,
+    in_process: InProcessOption = False,
 ) -> None:
     """Play A against B on one environment and print A's win/draw/lose rates, overall and by colour.
 
     A is black in even-numbered games. Every game is recorded in DIR/games.jsonl;
     the summary in DIR/results.json and results.md. Agents marked * are privileged
-    (simulator access to the true K).
+    (simulator access to the true K). The game loop and K stay with the referee;
+    every other agent plays from a player process that gets only the rules, its
+    spec and its seed (--in-process: UNENFORCED, both in the process that holds K).
     """
     if env is None:
         raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them)")
     plugin_words = use_plugins(plugin)
     env_ids = [parse_env_id(env)]
-    plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed)
+    plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed, in_process)
     command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), "--games", str(games),
-               "--seed", str(seed), *plugin_words]
+               "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
     _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_ids[0]}")
 
 
@@ -110,13 +116,17 @@ def tournament(
     jobs: JobsOption = None,
     out: OutOption = None,
     plugin: PluginOption = None,
+    in_process: InProcessOption = False,
 ) -> None:
     """A round robin of --agents (every pair once, the earlier-listed agent as A), or each against --vs.
 
     Prints A's win/draw/lose rates with Wilson 95% intervals per environment and
     over all of them, overall and by colour. Every game is recorded in
     DIR/games.jsonl; the summary in DIR/results.json and results.md. Agents
-    marked * are privileged (simulator access to the true K).
+    marked * are privileged (simulator access to the true K). The game loop and
+    K stay with the referee; every other agent plays from a player process that
+    gets only the rules, its spec and its seed (--in-process: UNENFORCED, all in
+    the process that holds K).
     """
     if agents is None:
         raise typer.BadParameter("give the agents: --agents SPEC,SPEC,... (`arena agents` lists them)")
@@ -125,10 +135,10 @@ def tournament(
     plugin_words = use_plugins(plugin)
     specs = split_specs(agents)
     pairings = round_robin(specs) if vs is None else versus(specs, split_specs(vs))
-    plan = _plan(pairings, parse_env_range(envs), games, seed)
+    plan = _plan(pairings, parse_env_range(envs), games, seed, in_process)
     command = ["arena", "tournament", "--agents", agents, "--envs", envs]
     command += ["--vs", vs] if vs is not None else []
-    command += ["--games", str(games), "--seed", str(seed), *plugin_words]
+    command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
     name = "tournament-" + "-".join(plan.agents)
     _run(plan, command, jobs, out, "tournament", name)
 
@@ -148,12 +158,12 @@ def split_specs(text: str) -> list[str]:
     return specs
 
 
-def _plan(pairings: Sequence, env_ids: list[int], games: int, seed: int) -> TournamentPlan:
+def _plan(pairings: Sequence, env_ids: list[int], games: int, seed: int, in_process: bool) -> TournamentPlan:
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
     if seed < 0:
         raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
-    return make_plan(pairings, env_ids, games, seed)
+    return make_plan(pairings, env_ids, games, seed, referee=not in_process)
 
 
 def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path | None, kind: str, name: str) -> None:

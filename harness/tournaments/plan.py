@@ -9,12 +9,24 @@ workers nor on what else the tournament contains: ``arena match A B`` with the
 same seed plays exactly the games of pairing (A, B) in a tournament.
 
 Every game builds fresh agents from their specs (``make_agent``) with
-generators spawned from the game seed. Agents the registry marks privileged
-(MCTS) are built with a simulator grant from their own
-:class:`~harness.play.grants.EvaluationGrants` on the environment; what they used is
-recorded with the game (:class:`GameLine`), and every game with a privileged
-agent is marked privileged. Running a plan over worker processes into a run
-directory is :mod:`harness.tournaments.tournament`.
+generators spawned from the game seed: ``SeedSequence(game_seed).spawn(2)``, A's
+then B's. Where they are built depends on the plan's mode:
+
+- referee mode (``referee=True``, the default): the game loop, the condition (K)
+  and the rewards stay in this process (a tournament worker), and every agent the
+  registry does not mark privileged is built and asked for its moves in a player
+  process (:mod:`harness.referee.seats`), one per side, that is given only the
+  public rules, the spec and the seed, never the condition, the environment id or
+  its name;
+- in-process (``referee=False``, UNENFORCED, for quick experiments): both agents
+  are built here, where a cheating agent could reach K.
+
+The same seeds and colours make the same games in both modes. Agents the registry
+marks privileged (MCTS) are always built here, with a simulator grant from their
+own :class:`~harness.play.grants.EvaluationGrants` on the environment; what they
+used is recorded with the game (:class:`GameLine`), and every game with a
+privileged agent is marked privileged. Running a plan over worker processes into
+a run directory is :mod:`harness.tournaments.tournament`.
 """
 
 from __future__ import annotations
@@ -33,9 +45,11 @@ from agents.base import AgentContext
 from agents.spec import AgentSpecError
 from engine import make_env
 from engine.protocol.arena import PrivilegedUsage
+from engine.protocol.policy import Policy
 from engine.state import BLACK, WHITE
 from harness.play.game import play_game
 from harness.play.grants import EvaluationGrants
+from harness.referee.seats import AgentFailed, Seat, Seats
 from harness.registry.specs import canonical_spec, make_agent, parse_spec
 
 GAME_LINE_SCHEMA = 1
@@ -73,6 +87,7 @@ class GameTask:
     pairing: Pairing
     game_index: int
     seed: int
+    referee: bool = True  # unprivileged agents in player processes (False: in this process, UNENFORCED)
 
     @property
     def a_colour(self) -> int:
@@ -93,6 +108,7 @@ class TournamentPlan:
     env_ids: tuple[int, ...]
     games: int
     seed: int
+    referee: bool = True  # unprivileged agents in player processes (False: in-process, UNENFORCED)
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -112,7 +128,7 @@ class TournamentPlan:
         for env_id in self.env_ids:
             for index, pairing in enumerate(self.pairings):
                 for game in range(self.games):
-                    yield GameTask(env_id, index, pairing, game, self.seed)
+                    yield GameTask(env_id, index, pairing, game, self.seed, self.referee)
 
 
 class GameLine(BaseModel):
@@ -166,8 +182,16 @@ def versus(specs: Sequence[str], opponents: Sequence[str]) -> tuple[Pairing, ...
     return tuple(Pairing(a, b) for a in agents for b in rivals)
 
 
-def make_plan(pairings: Sequence[Pairing], env_ids: Sequence[int], games: int, seed: int) -> TournamentPlan:
-    """A checked plan: canonical specs, each agent built once, environments that exist, games >= 1, seed >= 0."""
+def make_plan(
+    pairings: Sequence[Pairing], env_ids: Sequence[int], games: int, seed: int, *, referee: bool = True,
+) -> TournamentPlan:
+    """A checked plan: canonical specs, environments that exist, games >= 1, seed >= 0, agents that can be built.
+
+    Privileged agents are built once here; so are the others in-process
+    (``referee=False``). Under the referee an unprivileged agent is never built in
+    this process (which holds K): :func:`check_agents_on_seat` builds it in a player
+    process before the run writes anything.
+    """
     if not pairings:
         raise TournamentError("no pairings to play")
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
@@ -180,25 +204,54 @@ def make_plan(pairings: Sequence[Pairing], env_ids: Sequence[int], games: int, s
     for env_id in ids:
         make_env(env_id)  # raises UnknownEnvironmentError with the valid ids
     canonical = tuple(Pairing(canonical_spec(p.a), canonical_spec(p.b)) for p in pairings)
-    plan = TournamentPlan(canonical, ids, games, seed)
-    check_agents(plan.agents, ids[0])
+    plan = TournamentPlan(canonical, ids, games, seed, referee)
+    check_agents(plan.agents, ids[0], unprivileged=not referee)
     return plan
 
 
-def check_agents(specs: Sequence[str], env_id: int) -> None:
-    """Build each agent once on ``env_id``: a value its constructor rejects (``mcts:n=0``) is an AgentSpecError."""
+def check_agents(specs: Sequence[str], env_id: int, *, unprivileged: bool = True) -> None:
+    """Build each agent once on ``env_id``: a value its constructor rejects (``mcts:n=0``) is an AgentSpecError.
+
+    ``unprivileged=False``: only the privileged ones (the others are checked on a
+    player process, :func:`check_agents_on_seat`).
+    """
     env = make_env(env_id)
     for spec in specs:
-        grant = EvaluationGrants(env).grant_simulator if is_privileged(spec) else None
+        privileged = is_privileged(spec)
+        if not (privileged or unprivileged):
+            continue
+        grant = EvaluationGrants(env).grant_simulator if privileged else None
         try:
             make_agent(spec, AgentContext(env.rules, grant_simulator=grant), np.random.default_rng(0))
         except AgentSpecError:
             raise
         except (ValueError, TypeError) as error:
-            text = str(error)
-            if not text.startswith(spec.partition(":")[0] + ":"):  # the agent's own message may name it already
-                text = f"agent {spec!r} cannot be built: {text}"
-            raise AgentSpecError(text) from None
+            raise AgentSpecError(_cannot_build(spec, str(error))) from None
+
+
+def check_agents_on_seat(plan: TournamentPlan, seat: Seat) -> None:
+    """Build each unprivileged agent of the plan once in ``seat``'s player process (the public rules only).
+
+    An agent that cannot be built there is an AgentSpecError, as in :func:`check_agents`.
+    """
+    rules = make_env(plan.env_ids[0]).rules
+    for spec in plan.agents:
+        if not is_privileged(spec):
+            try:
+                seat.new_game(rules, spec, 0, 0)
+            except AgentFailed as failure:
+                raise AgentSpecError(_cannot_build(spec, failure.detail)) from None
+
+
+def _cannot_build(spec: str, text: str) -> str:
+    for prefix in ("ValueError: ", "TypeError: ", "AgentSpecError: "):
+        text = text.removeprefix(prefix)
+    if not text.startswith(spec.partition(":")[0] + ":"):  # the agent's own message may name it already
+        text = f"agent {spec!r} cannot be built: {text}"
+    if "unknown agent" in text:
+        text += ("; player processes know the project's agents, installed ones and --plugin ones, not agents "
+                 "registered at run time in this process (use a plugin, or --in-process)")
+    return text
 
 
 def _canonical_list(specs: Sequence[str], option: str) -> list[str]:
@@ -218,26 +271,37 @@ def is_privileged(spec: str) -> bool:
     return parse_spec(spec)[0].privileged
 
 
-def play_task(task: GameTask) -> GameLine:
-    """Play one game of the plan (in this process) and return its line; errors become :class:`GameFailed`."""
+def play_task(task: GameTask, seats: Seats | None = None) -> GameLine:
+    """Play one game of the plan and return its line; errors become :class:`GameFailed`, naming game and agent.
+
+    Under the referee (``task.referee``) the unprivileged agents play from the
+    player processes of ``seats`` (side A on ``seats.a``, B on ``seats.b``).
+    """
     try:
-        return _play(task)
+        if task.referee and seats is None:
+            raise ValueError("a refereed game needs the seats of its player processes")
+        return _play(task, seats)
     except Exception as error:  # noqa: BLE001 - any failure is re-raised as a picklable error naming the game
         where = f"env {task.env_id}, {task.pairing.a} vs {task.pairing.b}, game {task.game_index}"
         raise GameFailed(f"{where}: {type(error).__name__}: {error}") from None
 
 
-def _play(task: GameTask) -> GameLine:
+def _play(task: GameTask, seats: Seats | None) -> GameLine:
     env = make_env(task.env_id)
-    seed_a, seed_b = np.random.SeedSequence(task.game_seed).spawn(2)
+    seeds = np.random.SeedSequence(task.game_seed).spawn(2)
     grants: dict[str, EvaluationGrants] = {}
-    agents = []
-    for side, spec, seed in (("a", task.pairing.a, seed_a), ("b", task.pairing.b, seed_b)):
-        grant = None
+    agents: list[Policy] = []
+    for stream, (side, spec) in enumerate((("a", task.pairing.a), ("b", task.pairing.b))):
         if is_privileged(spec):
             grants[side] = EvaluationGrants(env)
-            grant = grants[side].grant_simulator
-        agents.append(make_agent(spec, AgentContext(env.rules, grant_simulator=grant), np.random.default_rng(seed)))
+            context = AgentContext(env.rules, grant_simulator=grants[side].grant_simulator)
+            agents.append(make_agent(spec, context, np.random.default_rng(seeds[stream])))
+        elif task.referee and seats is not None:
+            colour = "black" if (task.a_colour == BLACK) == (side == "a") else "white"
+            who = f"{side.upper()}, {colour}"
+            agents.append(seats.side(side).new_game(env.rules, spec, task.game_seed, stream, who))
+        else:
+            agents.append(make_agent(spec, AgentContext(env.rules), np.random.default_rng(seeds[stream])))
     a, b = agents
     black, white = (a, b) if task.a_colour == BLACK else (b, a)
     started = time.perf_counter()

@@ -2,7 +2,8 @@
 
 Every figure comes with its Wilson 95% interval and the number of games behind
 it, overall and by A's colour. Agents with simulator access to the true K are
-marked with ``*`` and a footnote wherever they are named.
+marked with ``*`` and a footnote wherever they are named; a run played
+in-process (not under the referee) is marked UNENFORCED.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ SCOPES = (("overall", "overall"), ("a_black", "A black"), ("a_white", "A white")
 OVERALL_COLUMNS = ("A", "B", "scope", "games", "win", "draw", "lose")
 PER_ENV_COLUMNS = ("env", "A", "B", "games", "win", "draw", "lose", "A black (W-D-L)", "A white (W-D-L)")
 CELL_NOTE = "A's results: rate % [Wilson 95% interval] (games)"
+UNENFORCED_NOTE = ("UNENFORCED: the agents played in the process that held K (--in-process), where a cheating agent "
+                   "could read it; use these numbers for quick experiments only")
 
 
 class Rates(BaseModel):
@@ -84,6 +87,7 @@ class TournamentResults(BaseModel):
     per_env: tuple[ResultRow, ...]
     over_envs: tuple[ResultRow, ...]
     notes: tuple[str, ...] = ()
+    enforced: bool = True  # False: played in-process (--in-process), where an agent could reach K
 
     @property
     def privileged(self) -> bool:
@@ -115,7 +119,9 @@ def summarise(plan: TournamentPlan, lines: Iterable[GameLine]) -> TournamentResu
         seed=plan.seed, games_per_pairing_and_env=plan.games, env_ids=plan.env_ids, agents=plan.agents,
         privileged_agents=plan.privileged_agents, total_games=plan.total_games,
         per_env=tuple(per_env), over_envs=tuple(over_envs),
-        notes=(f"{PRIVILEGED_MARK} {PRIVILEGED_NOTE}",) if privileged else (),
+        notes=(*((f"{PRIVILEGED_MARK} {PRIVILEGED_NOTE}",) if privileged else ()),
+               *(() if plan.referee else (UNENFORCED_NOTE,))),
+        enforced=plan.referee,
     )
 
 
@@ -198,6 +204,8 @@ def compact_ids(ids: Sequence[int]) -> str:
 def results_markdown(results: TournamentResults) -> str:
     """``results.md``: the over-all table, the per-environment table (when more than one), the footnotes."""
     parts = ["# Tournament results", "", describe(results), "", CELL_NOTE, ""]
+    if not results.enforced:
+        parts[1:1] = ["", f"**{UNENFORCED_NOTE}**"]
     parts += [f"## Over {_envs_label(results.env_ids)}", "", *_markdown_table(OVERALL_COLUMNS, overall_rows(results))]
     if len(results.env_ids) > 1:
         parts += ["", "## Per environment", "", *_markdown_table(PER_ENV_COLUMNS, per_env_rows(results))]

@@ -5,53 +5,137 @@ with the status), ``games.jsonl`` (one line per game, appended and flushed as
 each finishes, in finishing order) and, once all games are in,
 ``results.json`` and ``results.md`` (:mod:`harness.tournaments.results`).
 Plans, pairings, seeds and single games are :mod:`harness.tournaments.plan`.
+
+Under the referee (the default) each worker holds the environments (K) and runs
+the game loop, and keeps two long-lived player processes
+(:class:`~harness.referee.seats.Seats`, one per side) in which every unprivileged
+agent is built per game and asked for its moves; before anything is written, the
+unprivileged agents are built once in a player process to check their specs.
+The manifest's ``referee`` field says which mode the run used; an in-process run
+is marked UNENFORCED there and in the results.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import multiprocessing
+import multiprocessing.util
 import os
 import re
 import signal
 from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.records.provenance import git_commit, versions
+from harness.referee.seats import Seats
 from harness.registry.plugins import load_worker_plugins, loaded_plugins, plugin_sources
 from harness.registry.specs import parse_spec
 from harness.tournaments.plan import (
     MANIFEST_SCHEMA,
     RUNS_ROOT,
+    GameFailed,
     GameLine,
+    GameTask,
     TournamentError,
     TournamentPlan,
+    check_agents_on_seat,
     play_task,
 )
 from harness.tournaments.results import TournamentResults, results_markdown, summarise
 
+REFEREE_MODE = ("process: K, the game loop, the rewards and privileged agents in the tournament workers; every other "
+                "agent built and asked for its moves in a player process given only the rules, its spec and its seed")
+IN_PROCESS_MODE = "in-process (UNENFORCED: agents played in the process that holds K; a cheating agent could reach it)"
+AHEAD = 4  # tasks queued per worker: enough to keep it busy, few to cancel when a game fails
+SPIN_S = 0.002
 
-def play_games(plan: TournamentPlan, jobs: int) -> Iterator[GameLine]:
-    """Every game of the plan, in finishing order; ``jobs`` worker processes (1: in this process)."""
+
+def play_games(plan: TournamentPlan, jobs: int, seats: Seats | None = None) -> Iterator[GameLine]:
+    """Every game of the plan, in finishing order; ``jobs`` worker processes (1: in this process).
+
+    Under the referee each worker keeps its own two player processes (one per
+    side) for all its games; with ``jobs`` 1 the games use ``seats`` (their
+    processes are started here if not given, and closed at the end).
+    """
     tasks = list(plan.tasks())
     jobs = max(1, min(jobs, len(tasks)))
     if jobs == 1:
-        yield from map(play_task, tasks)
+        with contextlib.ExitStack() as stack:
+            if seats is None:
+                seats = stack.enter_context(Seats(spin_s(1)))
+            for task in tasks:
+                yield play_task(task, seats)
         return
+    players = plan.referee and len(plan.privileged_agents) < len(plan.agents)
+    yield from _pooled(tasks, jobs, players)
+
+
+def _pooled(tasks: list[GameTask], jobs: int, players: bool) -> Iterator[GameLine]:
+    """The tasks over ``jobs`` spawned workers, a few at a time each; a worker that dies is a GameFailed naming its game.
+
+    Workers are ``concurrent.futures`` processes, which (unlike a ``multiprocessing.Pool``'s
+    daemonic workers) may start the player processes of their seats.
+    """
     # spawn, not fork: the parent may be running threads (the progress bar) that fork would copy mid-lock.
     context = multiprocessing.get_context("spawn")
-    with context.Pool(jobs, initializer=_start_worker, initargs=(plugin_sources(),)) as pool:
-        yield from pool.imap_unordered(play_task, tasks, chunksize=1)
+    executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
+                                   initargs=(plugin_sources(), spin_s(jobs), players))
+    waiting = iter(tasks)
+    running: dict[Future[GameLine], GameTask] = {}
+    try:
+        for task in itertools.islice(waiting, AHEAD * jobs):
+            running[executor.submit(_play_in_worker, task)] = task
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                task = running.pop(future)
+                yield _result(future, task)
+                for following in itertools.islice(waiting, 1):
+                    running[executor.submit(_play_in_worker, following)] = following
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
 
 
-def _start_worker(plugins: tuple[str, ...]) -> None:
-    """Workers leave Ctrl-C to the parent, which stops the pool, and load the parent's plugins (``--plugin``).
+def _result(future: Future[GameLine], task: GameTask) -> GameLine:
+    try:
+        return future.result()
+    except BrokenProcessPool as broken:
+        where = f"env {task.env_id}, {task.pairing.a} vs {task.pairing.b}, game {task.game_index}"
+        raise GameFailed(f"{where}: the worker process playing it exited ({broken})") from None
 
-    A spawned worker starts with a fresh registry: without them it would not know a plugin agent.
+
+def spin_s(workers: int) -> float:
+    """How long a worker waits awake for a player's answer: only with cores to spare (a worker and its busy
+    player need two each; a spinning worker on a crowded machine slows the player it waits for)."""
+    return SPIN_S if 4 * workers <= (os.cpu_count() or 1) else 0.0
+
+
+_WORKER_SEATS: Seats | None = None  # a worker's own seats, started by _start_worker
+
+
+def _start_worker(plugins: tuple[str, ...], spin: float = 0.0, players: bool = False) -> None:
+    """Workers leave Ctrl-C to the parent, load the parent's plugins (``--plugin``), and set up their seats.
+
+    A spawned worker starts with a fresh registry: without the plugins it would not
+    know a plugin agent. With ``players`` its seats' player processes start now
+    (otherwise at its first refereed game); they are closed when the worker exits.
     """
+    global _WORKER_SEATS
     _ignore_interrupts()
     load_worker_plugins(plugins)
+    _WORKER_SEATS = Seats(spin)
+    multiprocessing.util.Finalize(_WORKER_SEATS, _WORKER_SEATS.close, exitpriority=10)
+    if players:
+        _WORKER_SEATS.start()
+
+
+def _play_in_worker(task: GameTask) -> GameLine:
+    return play_task(task, _WORKER_SEATS)
 
 
 def _ignore_interrupts() -> None:
@@ -94,13 +178,25 @@ def run_tournament(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise TournamentError(f"jobs={jobs!r}: give 1 or more worker processes")
     check_run_dir(run_dir)
+    with Seats(spin_s(1)) as seats:
+        if plan.referee:
+            if jobs == 1:
+                seats.start()
+            check_agents_on_seat(plan, seats.a)  # before anything is written; raises AgentSpecError
+            if jobs > 1:
+                seats.close()  # the workers have their own
+        return _record(plan, run_dir, jobs, seats, command, kind, on_game)
+
+
+def _record(plan: TournamentPlan, run_dir: Path, jobs: int, seats: Seats, command: str, kind: str,
+            on_game: Callable[[GameLine], None] | None) -> TournamentResults:
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = _manifest(plan, run_dir, jobs, command, kind)
     _write_json(run_dir / "manifest.json", manifest)
     lines: list[GameLine] = []
     try:
         with (run_dir / "games.jsonl").open("a", encoding="utf-8") as games_file:
-            for line in play_games(plan, jobs):
+            for line in play_games(plan, jobs, seats):
                 games_file.write(line.model_dump_json() + "\n")
                 games_file.flush()
                 lines.append(line)
@@ -134,6 +230,7 @@ def _manifest(plan: TournamentPlan, run_dir: Path, jobs: int, command: str, kind
         "seed": plan.seed,
         "jobs": jobs,
         "workers": max(1, min(jobs, plan.total_games)),
+        "referee": REFEREE_MODE if plan.referee else IN_PROCESS_MODE,
         "colours": "A is black in even-numbered games, white in odd ones",
         "seeding": "game seed = SeedSequence([seed, env_id, pairing key, game index]); pairing key = "
                    "first 8 bytes of sha256('A\\nB'); agent generators = SeedSequence(game_seed).spawn(2)",

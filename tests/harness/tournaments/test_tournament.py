@@ -177,9 +177,10 @@ class _Crashing(Agent):
 
 
 def test_a_failing_game_stops_the_run_and_is_named(tmp_path, monkeypatch):
+    """In-process: an agent registered in this process only (player processes would not know it; see test_refereed)."""
     registry()  # load the families first, so the entry below is not overwritten
     monkeypatch.setitem(agent_registry._REGISTRY, "crashing", AgentEntry("crashing", _Crashing, "raises"))
-    plan = make_plan(versus(["crashing"], ["random"]), [0], 2, 0)
+    plan = make_plan(versus(["crashing"], ["random"]), [0], 2, 0, referee=False)
     with pytest.raises(GameFailed, match="env 0, crashing vs random, game 0: RuntimeError: boom"):
         run_tournament(plan, tmp_path / "crash", jobs=1)
     manifest = json.loads((tmp_path / "crash" / "manifest.json").read_text())

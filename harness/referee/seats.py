@@ -1,0 +1,184 @@
+"""The referee's side of the player processes: seats that have an agent built per game and ask it for moves.
+
+A :class:`Seat` is one long-lived player process (:mod:`harness.referee.players`),
+spawned at its first game and reused for every game after it: ``new_game`` has a
+fresh agent built there from the public rules, its spec and its seed, and returns
+a :class:`RemotePlayer`, a policy whose ``act`` asks that agent over the pipe. The
+game loop that calls it (and the condition, K) stays in this process::
+
+    with Seats() as seats:
+        black = seats.a.new_game(env.rules, "greedy", game_seed, 0, "A, black")
+        white = seats.b.new_game(env.rules, "random", game_seed, 1, "B, white")
+        record = play_game(env.rules, env.condition, black, white)
+
+Anything that goes wrong on a seat (the agent cannot be built, raises in ``act``,
+breaks the protocol, or its process exits) is an :class:`AgentFailed` naming the
+agent; the seat's process is then ended, and its next game starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from functools import lru_cache
+from typing import Any
+
+from engine.protocol.observation import Observation
+from engine.rules import Rules
+from harness.referee.players import PlayerJob, player_main, rules_message
+from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire, int_field
+from harness.registry.plugins import plugin_sources
+
+JOIN_SECONDS = 10.0
+
+
+@lru_cache(maxsize=64)
+def _rules_text(rules: Rules) -> str:
+    return json.dumps(rules_message(rules), separators=(",", ":"))
+
+
+class AgentFailed(RuntimeError):
+    """An agent in a player process failed: it could not be built, raised, broke the protocol, or its process exited."""
+
+    def __init__(self, agent: str, who: str, reason: str, detail: str | None = None) -> None:
+        self.agent, self.who, self.reason = agent, who, reason
+        self.detail = reason if detail is None else detail  # the agent's own error text, when it sent one
+        super().__init__(f"agent {agent!r} ({who}): {reason}" if who else f"agent {agent!r}: {reason}")
+
+
+class Seat:
+    """One player process, started at the first game; ``spin_s``: how long ``act`` polls awake for each answer."""
+
+    def __init__(self, label: str, spin_s: float = 0.0) -> None:
+        self.label = label
+        self.spin_s = spin_s
+        self._process: Any = None
+        self._wire: Wire | None = None
+        self.started = 0  # processes started so far (a failure ends one; the next game starts another)
+
+    def new_game(self, rules: Rules, spec: str, seed: int, stream: int, who: str = "") -> RemotePlayer:
+        """Have a fresh agent built for a game; raises :class:`AgentFailed` if it cannot be."""
+        self.start()
+        reply = self.ask(spec, who, "new_game", rules=_rules_text(rules), spec=spec, seed=seed, stream=stream,
+                         expected=("ready", "game_error"))
+        if reply["op"] == "game_error":
+            error = str(reply.get("error"))[:2000]
+            raise AgentFailed(spec, who, f"cannot be built: {error}", error)
+        return RemotePlayer(self, spec, who)
+
+    def start(self) -> None:
+        """Start the player process if it is not running (it imports while this process goes on)."""
+        if self._process is None or not self._process.is_alive():
+            self.stop()
+            self._start()
+
+    def _start(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe(duplex=True)
+        self._process = context.Process(target=player_main, args=(theirs, PlayerJob(plugin_sources())), daemon=True,
+                                        name=f"arena-player-{self.label}")
+        self._process.start()
+        theirs.close()  # only the player process holds that end: its exit ends our reads
+        self._wire = Wire(ours)
+        self.started += 1
+
+    def ask(self, agent: str, who: str, op: str, /, *, expected: tuple[str, ...], spin_s: float = 0.0,
+            **fields: Any) -> dict[str, Any]:
+        """Send one message and read the answer; any failure ends the process and is an :class:`AgentFailed`."""
+        if self._wire is None:
+            raise AgentFailed(agent, who, "its player process was stopped after an earlier failure")
+        try:
+            self._wire.send(op, **fields)
+            return self._wire.recv(*expected, spin_s=spin_s)
+        except AgentProcessGone:
+            code = self._join()
+            reason = f"its player process exited with code {code} (a crash, os._exit, or killed; see its stderr above)"
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            code = self._join()
+            reason = f"its player process exited with code {code} (the pipe broke)"
+        except ProtocolViolation as violation:
+            self.stop()
+            reason = f"broke the referee's protocol: {violation}"
+        raise AgentFailed(agent, who, reason)
+
+    def _join(self) -> int | None:
+        process, self._process = self._process, None
+        self._close_wire()
+        if process is None:
+            return None
+        process.join(JOIN_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        return process.exitcode
+
+    def stop(self) -> None:
+        """End the player process now (after a failure; the next game starts a fresh one)."""
+        if self._process is not None and self._process.is_alive():
+            self._process.kill()
+        self._join()
+
+    def close(self) -> None:
+        """Tell the player process to finish and wait for it (ended by force after a few seconds)."""
+        if self._wire is not None:
+            try:
+                self._wire.send("finish")
+            except (BrokenPipeError, OSError):
+                pass
+        self._join()
+
+    def _close_wire(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
+            self._wire = None
+
+
+class RemotePlayer:
+    """The agent of one game on a seat, as a policy: ``act`` asks it over the pipe."""
+
+    def __init__(self, seat: Seat, spec: str, who: str) -> None:
+        self._seat = seat
+        self.name = spec
+        self._who = who
+
+    def act(self, observation: Observation) -> int:
+        state = observation.state
+        reply = self._seat.ask(
+            self.name, self._who, "act", state=[state.black, state.white, state.to_move, state.placed_black,
+                                                state.placed_white],
+            legal=list(observation.legal_moves), expected=("move", "act_error"), spin_s=self._seat.spin_s)
+        if reply["op"] == "act_error":
+            error = str(reply.get("error"))[:2000]
+            raise AgentFailed(self.name, self._who, f"failed to choose a move: {error}", error)
+        try:
+            return int_field(reply, "move")
+        except ProtocolViolation as violation:
+            self._seat.stop()
+            raise AgentFailed(self.name, self._who, f"broke the referee's protocol: {violation}") from None
+
+
+class Seats:
+    """The two seats of a game's sides, ``a`` and ``b``: two player processes, so the opponents never share one."""
+
+    def __init__(self, spin_s: float = 0.0) -> None:
+        self.a = Seat("a", spin_s)
+        self.b = Seat("b", spin_s)
+
+    def start(self) -> None:
+        """Start both player processes now, so that they start up side by side."""
+        self.a.start()
+        self.b.start()
+
+    def side(self, side: str) -> Seat:
+        """The seat of side ``"a"`` or ``"b"``."""
+        return {"a": self.a, "b": self.b}[side]
+
+    def close(self) -> None:
+        self.a.close()
+        self.b.close()
+
+    def __enter__(self) -> Seats:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -24,7 +24,7 @@ from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
 from harness.cli.options import PluginOption, use_plugins
 from harness.models.errors import EndpointDown
-from harness.runs.llm_run import LlmRunConfig, run_llm
+from harness.runs.llm_run import AgentFailed, LlmRunConfig, run_llm
 
 ENDPOINT_DOWN_EXIT_CODE = 3  # the run stopped on its endpoint and can be resumed
 
@@ -62,6 +62,9 @@ def run(
     model_arg: mo.ModelArgOption = None,
     max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
     plugin: PluginOption = None,
+    in_process: bool = typer.Option(False, "--in-process", help="Play the agent in this process, which holds K (UNENFORCED: "
+                                    "for quick experiments; the run and its report say so). Default: a process of its own, "
+                                    "every game scored by the referee."),
 ) -> None:
     """Adapt a model agent on one environment, evaluate it, and write runs/<id>/.
 
@@ -73,9 +76,10 @@ def run(
     flags = mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens, reasoning_effort, timeout,
                           max_consecutive_failures, list(model_arg or []))
     config = None
-    if resume is not None and flags.given():
-        raise typer.BadParameter(f"--resume continues {resume} with the model options recorded in its manifest; "
-                                 f"leave out {', '.join(flags.given())} (or start a new run to change them)")
+    given = [*flags.given(), *(["--in-process"] if in_process else [])]
+    if resume is not None and given:
+        raise typer.BadParameter(f"--resume continues {resume} with the model options (and referee mode) recorded in its "
+                                 f"manifest; leave out {', '.join(given)} (or start a new run to change them)")
     if resume is None:
         model, options = mo.resolve(flags)
         if model is None or env is None:
@@ -87,6 +91,7 @@ def run(
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
                 endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
+                referee=not in_process,
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None
@@ -125,6 +130,9 @@ def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | 
     except EndpointDown as down:
         print_error(str(down))
         raise typer.Exit(ENDPOINT_DOWN_EXIT_CODE) from None
+    except AgentFailed as failed:
+        print_error(str(failed))
+        raise typer.Exit(1) from None
 
 
 def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None) -> Path:

@@ -68,7 +68,7 @@ def _run(wire: Wire, job: AgentJob) -> None:
     started = time.perf_counter()  # restarted just before adapt(): building the agent is not adapting
     grants, agent, error = None, None, None
     try:
-        _load_plugins(job.plugins)
+        load_plugins(job.plugins)
         if job.privileged_condition is not None:
             grants = EvaluationGrants.for_rules(job.rules, job.privileged_condition)
         context = AgentContext(job.rules, grant_simulator=grants.grant_simulator if grants else None)
@@ -155,7 +155,7 @@ def agent_extras(agent: Any, curve_points: tuple[tuple[float, ...], tuple[float,
     return extras | {"notes": notes}
 
 
-def _load_plugins(sources: tuple[str, ...]) -> None:
+def load_plugins(sources: tuple[str, ...]) -> None:
     if sources:
         from harness.registry import plugins  # noqa: PLC0415 - only when the run names plugins
 

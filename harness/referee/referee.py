@@ -33,6 +33,7 @@ class Referee:
         self._env = env
         self._ledger = ledger or Ledger(layout=env.layout.name, budget=budget)
         self.refused_games = 0
+        self.forfeits: dict[int, int] = {}  # game index -> the colour that forfeited it (games counted from this session)
         self.rejected: list[str] = []  # games the agent submitted that the engine refused (never charged)
 
     @property
@@ -84,6 +85,8 @@ class Referee:
             rho_black=float(rho_fraction(replayed.black, replayed.white)),
             rho_white=float(rho_fraction(replayed.white, replayed.black)), rewards=rewards, plies=len(moves),
         )
+        if forfeit is not None:
+            self.forfeits[self.games_played] = forfeit
         self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record)})
         return {"op": "scored", "black": replayed.black, "white": replayed.white, "rewards": list(rewards),
                 "games_played": self.games_played}

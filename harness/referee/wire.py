@@ -59,6 +59,14 @@ class Wire:
             raise ProtocolViolation(f"expected one of {', '.join(expected)}, got op {message['op']!r}")
         return message
 
+    def poll(self) -> bool:
+        """Whether a message (or the end of the pipe) can be read now, without waiting."""
+        return self._connection.poll(0)
+
+    def fileno(self) -> int:
+        """The pipe's descriptor, for an event loop's reader."""
+        return self._connection.fileno()
+
     def close(self) -> None:
         self._connection.close()
 

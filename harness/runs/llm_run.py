@@ -43,6 +43,7 @@ from agents.base import AgentContext
 from engine.environments import make_env
 from engine.protocol.arena import Ledger
 from engine.protocol.belief import Belief
+from engine.protocol.record import GameRecord
 from engine.state import BLACK, COLOUR_NAMES, WHITE
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient, check_api_key
@@ -50,16 +51,11 @@ from harness.models.errors import BudgetCapReached, EndpointDown
 from harness.models.options import ModelOptions
 from harness.play.arena import Arena
 from harness.play.decisions import FailureCounts
-from harness.play.game import from_policy, play_game_async
+from harness.play.game import PlyDecision, from_policy, play_game_async
 from harness.play.grants import EvaluationGrants
 from harness.prompting.beliefs import parse_checkpoints, score_belief
-from harness.prompting.policy_agent import LlmPolicyAgent, LlmPolicyConfig
 from harness.prompting.renderer import PromptRenderer
-from harness.prompting.strategist_agent import (
-    LlmStrategistAgent,
-    LlmStrategistConfig,
-    Strategy,
-)
+from harness.prompting.strategist_agent import Strategy
 from harness.records.provenance import git_commit, versions
 from harness.records.transcript import (
     CallEntry,
@@ -69,14 +65,21 @@ from harness.records.transcript import (
     TranscriptWriter,
     open_log_for_append,
 )
+from harness.referee.model_process import ModelJob, ModelSinks
+from harness.referee.model_session import AgentStopped, ModelSession, RunSinks, cache_records
+from harness.referee.wire import AgentProcessGone, ProtocolViolation
+from harness.registry.plugins import plugin_sources
 from harness.registry.specs import canonical_spec, make_agent, parse_spec
+from harness.runs.model_agents import EvalPlayer, InProcessPlayer, ModelAgentRecipe, RemotePlayer
 from harness.tournaments.stats import wilson
 
 AGENTS = ("llm-policy", "llm-strategist")
 STRATEGIES_FILE = "strategies.jsonl"
 BELIEFS_FILE, CACHE_FILE, METRICS_FILE, REPORT_FILE = "beliefs.jsonl", "cache.jsonl", "metrics.json", "report.md"
 DEFAULT_CHECKPOINTS = (10, 50, 200, 2000)
-# Model agents still adapt in the harness's process (the referee process serves arena bench paper so far).
+REFEREED = ("referee process (enforced: the agent and its model client ran in a process of their own that never held K, "
+            "the budget ledger or the opponents; every game re-played and scored by the referee. OS-level isolation of "
+            "that process (file system, /proc) is not applied yet)")
 IN_PROCESS = ("in-process (UNENFORCED: the agent and its model client share the process that holds K; "
               "our own agents do not look, but nothing stops code that would)")
 Progress = Callable[[str, int, int], None]  # phase, games done, games in the phase
@@ -85,6 +88,10 @@ GameHook = Callable[[GameEntry], None]
 
 class RunConfigError(ValueError):
     """A run that cannot start as configured (a user error)."""
+
+
+class AgentFailed(RuntimeError):
+    """The agent's process broke the protocol, crashed or failed; what was played is kept in the run directory."""
 
 
 class LlmRunConfig(BaseModel):
@@ -112,6 +119,7 @@ class LlmRunConfig(BaseModel):
     endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
     concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
     model_options: ModelOptions = ModelOptions()  # endpoint, sampling, timeout, pass-through arguments (never keys)
+    referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)
 
     def belief_checkpoints(self) -> tuple[int, ...]:
         if self.checkpoints is not None:
@@ -156,9 +164,12 @@ def run_llm(
         asyncio.run(run.play())
     finally:
         run.close()
-    write_results(run_dir, stopped=run.stopped)
+    write_results(run_dir, stopped=run.stopped, refereed=run.refereed)
     if run.down is not None:
         raise run.down.in_run(str(run_dir))
+    if run.failed is not None:
+        raise AgentFailed(f"{run.stopped}. The games the referee scored before it are kept in {run_dir} "
+                          f"(metrics.json and report.md say where it stopped)") from run.failed
     return run_dir
 
 
@@ -177,11 +188,15 @@ class _Run:
         self.eval_done = sum(g.phase == "eval" for g in games)
         self.beliefs_file = open_log_for_append(run_dir / BELIEFS_FILE)
         self.strategies_file = open_log_for_append(run_dir / STRATEGIES_FILE) if config.agent == "llm-strategist" else None
-        self.client = client or ModelClient(config.model, cache=ResponseCache(run_dir / CACHE_FILE), options=config.model_options,
-                                            max_cost_usd=config.max_cost_usd, max_tokens_total=config.max_tokens, seed=config.seed,
-                                            backoff_base_s=config.backoff_base_s, concurrency=config.concurrency)
+        self.client = client  # given: the agent plays in this process with it (arena rerun)
+        self.recipe = recipe_of(config, _beliefs_done(run_dir))
         self.stopped: str | None = None  # why the run stopped early
         self.down: EndpointDown | None = None  # the endpoint failure that stopped it, if that was why
+        self.failed: Exception | None = None  # the agent process's failure that stopped it, if that was why
+
+    @property
+    def refereed(self) -> bool:
+        return self.config.referee and self.client is None
 
     def close(self) -> None:
         self.writer.close()
@@ -189,43 +204,43 @@ class _Run:
         if self.strategies_file is not None:
             self.strategies_file.close()
 
-    def _agent(self) -> LlmPolicyAgent | LlmStrategistAgent:
-        config, params = self.config, self.config.model_options.request_params({"temperature": 0.0})  # options over the default
-        if config.agent == "llm-strategist":
-            return LlmStrategistAgent(
-                AgentContext(self.env.rules), np.random.default_rng(config.seed), self.client, budget=config.budget,
-                seed=config.seed, renderer=self.renderer,
-                config=LlmStrategistConfig(
-                    hint_level=config.hint, max_retries=config.max_retries, memory_tokens=config.memory_tokens,
-                    batch=config.batch, search_depth=config.search_depth, endgame=config.endgame,
-                    checkpoints=config.belief_checkpoints(), params=params,
-                ),
-                on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy,
-                beliefs_done=_beliefs_done(self.run_dir),
-            )
-        return LlmPolicyAgent(
-            AgentContext(self.env.rules), np.random.default_rng(config.seed), self.client, budget=config.budget,
-            seed=config.seed, renderer=self.renderer,
-            config=LlmPolicyConfig(
-                hint_level=config.hint, max_retries=config.max_retries, on_failure=config.on_failure,
-                memory_tokens=config.memory_tokens, checkpoints=config.belief_checkpoints(), params=params,
-                free_call_failures=config.model_options.max_consecutive_failures,  # as recorded, for a rerun too
-            ),
-            on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, beliefs_done=_beliefs_done(self.run_dir),
-        )
-
     async def play(self) -> None:
-        config = self.config
-        agent = self._agent()
-        ledger = Ledger(layout=self.env.layout.name, budget=config.budget, records=tuple(g.to_game_record() for g in self.adapt_games))
         try:
-            await agent.adapt_async(Arena(self.env, config.budget, ledger))
-            agent.freeze()
-            await self._evaluate(agent)
+            await (self._play_refereed() if self.refereed else self._play_in_process())
         except BudgetCapReached as cap:
             self.stopped = str(cap)
         except EndpointDown as down:  # the game in progress is not written: a resumed run plays it again
             self.stopped, self.down = str(down), down
+        except (ProtocolViolation, AgentProcessGone, AgentStopped) as failure:  # refereed runs only
+            self.stopped, self.failed = f"the agent failed: {type(failure).__name__}: {failure}", failure
+
+    async def _play_in_process(self) -> None:
+        config = self.config
+        client = self.client or self.recipe.client(ResponseCache(self.run_dir / CACHE_FILE))
+        sinks = ModelSinks(on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy)
+        agent = self.recipe.build(AgentContext(self.env.rules), sinks, client, self.renderer)
+        ledger = Ledger(layout=self.env.layout.name, budget=config.budget, records=tuple(g.to_game_record() for g in self.adapt_games))
+        await agent.adapt_async(Arena(self.env, config.budget, ledger))
+        agent.freeze()
+        await self._evaluate(InProcessPlayer(agent))
+
+    async def _play_refereed(self) -> None:
+        """The agent and its model client in their own process; K, the ledger and the opponents here."""
+        cache = ResponseCache(self.run_dir / CACHE_FILE)  # this process writes the file; the agent process gets its records
+        job = ModelJob(rules=self.env.rules, budget=self.config.budget, recipe=self.recipe,
+                       records=tuple(g.to_game_record() for g in self.adapt_games),
+                       cache=cache_records(self.run_dir / CACHE_FILE), plugins=plugin_sources())
+        session = ModelSession(self.env, job, RunSinks(call=self._call, game=self._scored_game, belief=self._belief,
+                                                       strategy=self._strategy, cache_put=cache.put))
+        try:
+            session.adapt()
+            session.start_evaluation()
+            try:
+                await self._evaluate(RemotePlayer(session))
+            finally:
+                session.stop_evaluation()
+        finally:
+            session.close()
 
     def _call(self, fields: dict[str, Any]) -> None:
         self.writer.append_call({"call_index": self.call_index, **fields})  # a dict: validated once, by the writer
@@ -237,7 +252,8 @@ class _Run:
         self.beliefs_file.flush()
 
     def _strategy(self, batch_start: int, strategy: Strategy, error: str | None, new: bool) -> None:
-        assert self.strategies_file is not None
+        if self.strategies_file is None:
+            raise RuntimeError("a strategy reported by an agent that is not llm-strategist")
         line = {"batch_start": batch_start, "strategy": strategy.model_dump(), "new": new, "error": error}
         self.strategies_file.write(json.dumps(line) + "\n")
         self.strategies_file.flush()
@@ -250,26 +266,32 @@ class _Run:
             self.on_game_hook(entry)
 
     def _adapt_game(self, phase: str, index: int, game: Any, colour: int) -> None:
-        entry = _entry(game, "adapt", index, "self", "both", game.failure_counts, self.config.seed)
+        self._scored_game(index, game.record, game.forfeit_by, game.failure_counts)
+
+    def _scored_game(self, index: int, record: GameRecord, forfeit_by: int | None, failures: FailureCounts) -> None:
+        entry = _entry(record, forfeit_by, "adapt", index, "self", "both", failures, self.config.seed,
+                       names=(self.config.agent, self.config.agent))
         self._game(entry, index + 1, self.config.budget)
 
-    async def _evaluate(self, agent: LlmPolicyAgent | LlmStrategistAgent) -> None:
+    async def _evaluate(self, player: EvalPlayer) -> None:
         """The evaluation games not yet on record, up to ``concurrency`` at once, written in game order."""
         total = self.config.eval_games * len(self.config.opponents)
         grants = EvaluationGrants(self.env)
         numbers = iter(range(self.eval_done, total))  # shared by the workers: each game is taken once, in order
-        finished: dict[int, tuple[GameEntry, list[Any]]] = {}
+        finished: dict[int, tuple[GameEntry, int, list[PlyDecision]]] = {}
         next_to_write = self.eval_done
+        writing = asyncio.Lock()  # one worker writes at a time: each game's calls, then the game, in game order
 
         async def worker() -> None:
             nonlocal next_to_write
             for number in numbers:
-                finished[number] = await self._eval_game(agent, grants, number)
-                while next_to_write in finished:  # this game and those after it that are done already
-                    entry, decisions = finished.pop(next_to_write)
-                    agent.report_calls("eval", next_to_write, decisions)
-                    self._game(entry, next_to_write + 1, total)
-                    next_to_write += 1
+                finished[number] = await self._eval_game(player, grants, number)
+                async with writing:
+                    while next_to_write in finished:  # this game and those after it that are done already
+                        entry, colour, decisions = finished.pop(next_to_write)
+                        await player.report(next_to_write, colour, decisions)
+                        self._game(entry, next_to_write + 1, total)
+                        next_to_write += 1
 
         workers = [asyncio.ensure_future(worker()) for _ in range(min(self.config.concurrency, total - self.eval_done))]
         try:
@@ -279,29 +301,43 @@ class _Run:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
 
-    async def _eval_game(self, agent: LlmPolicyAgent | LlmStrategistAgent, grants: EvaluationGrants,
-                         number: int) -> tuple[GameEntry, list[Any]]:
+    async def _eval_game(self, player: EvalPlayer, grants: EvaluationGrants,
+                         number: int) -> tuple[GameEntry, int, list[PlyDecision]]:
         """Evaluation game ``number``: its opponent and colour follow from the number alone."""
         config = self.config
         spec, game_in_match = config.opponents[number // config.eval_games], number % config.eval_games
         opponent = make_agent(spec, AgentContext(self.env.rules, grants.grant_simulator),
                               np.random.default_rng([config.seed, 2, number]))
         colour = BLACK if game_in_match % 2 == 0 else WHITE
-        mine, theirs = agent.decider("eval", number), from_policy(opponent)
+        mine, theirs = player.decider(number), from_policy(opponent)
         deciders = (mine, theirs) if colour == BLACK else (theirs, mine)
-        names = (agent.name, opponent.name) if colour == BLACK else (opponent.name, agent.name)
+        names = (config.agent, opponent.name) if colour == BLACK else (opponent.name, config.agent)
         game, decisions = await play_game_async(self.env.rules, self.env.condition, *deciders, names)
-        entry = _entry(game, "eval", number, opponent.name, COLOUR_NAMES[colour], game.failures[colour], config.seed)
-        return entry, decisions
+        entry = _entry(game.record, game.forfeit_by, "eval", number, opponent.name, COLOUR_NAMES[colour], game.failures[colour],
+                       config.seed)
+        return entry, colour, decisions
 
 
-def _entry(game: Any, phase: str, index: int, opponent: str, agent_colour: str, failures: FailureCounts, seed: int) -> GameEntry:
-    record = game.record
+def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe:
+    """The agent's settings from the run's config: everything but the environment."""
+    return ModelAgentRecipe(
+        agent=config.agent, model=config.model, budget=config.budget, seed=config.seed, hint=config.hint,
+        max_retries=config.max_retries, on_failure=config.on_failure, memory_tokens=config.memory_tokens,
+        checkpoints=config.belief_checkpoints(), batch=config.batch, search_depth=config.search_depth,
+        endgame=config.endgame, concurrency=config.concurrency, max_cost_usd=config.max_cost_usd,
+        max_tokens=config.max_tokens, backoff_base_s=config.backoff_base_s, model_options=config.model_options,
+        beliefs_done=tuple(beliefs_done),
+    )
+
+
+def _entry(record: GameRecord, forfeit_by: int | None, phase: str, index: int, opponent: str, agent_colour: str,
+           failures: FailureCounts, seed: int, names: tuple[str, str] | None = None) -> GameEntry:
+    black, white = names or (record.black_policy, record.white_policy)
     return GameEntry(
-        game_index=index, phase=phase, layout=record.layout, black=record.black_policy, white=record.white_policy,
+        game_index=index, phase=phase, layout=record.layout, black=black, white=white,
         opponent=opponent, agent_colour=agent_colour, moves=record.moves, black_discs=record.black,
         white_discs=record.white, rewards=record.rewards,
-        forfeit_by=None if game.forfeit is None else game.forfeit.colour_name, failures=failures, seed=seed,
+        forfeit_by=None if forfeit_by is None else COLOUR_NAMES[forfeit_by], failures=failures, seed=seed,
     )
 
 
@@ -331,12 +367,13 @@ def _manifest(config: LlmRunConfig, run_id: str, renderer: PromptRenderer) -> Ru
 # ------------------------------------------------------------------------------ results
 
 
-def write_results(run_dir: Path, stopped: str | None = None) -> dict[str, Any]:
-    """metrics.json and report.md from the run's files."""
+def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | None = None) -> dict[str, Any]:
+    """metrics.json and report.md from the run's files (``refereed``: how it was played; None: as configured)."""
     reader = TranscriptReader(run_dir)
     config = LlmRunConfig.model_validate(reader.manifest().config)
     games, calls = reader.games(), reader.calls()
     metrics = compute_metrics(config, games, calls, _read_beliefs(run_dir), stopped)
+    metrics["referee"] = REFEREED if (config.referee if refereed is None else refereed) else IN_PROCESS
     if config.agent == "llm-strategist":
         strategies = _read_jsonl(run_dir / STRATEGIES_FILE)
         metrics["strategies"] = len(strategies)

@@ -111,7 +111,7 @@ def test_bad_model_config_files_are_one_error_line(invoke, user_error, tmp_path)
 
 def test_resume_takes_the_recorded_options_and_refuses_new_ones(invoke, user_error, tmp_path):
     user_error(invoke("run", "--resume", tmp_path, "--temperature", "0.5", "--model-arg", "seed=1"),
-               "--resume continues", "with the model options recorded in its manifest", "leave out --temperature, --model-arg")
+               "--resume continues", "with the model options (and referee mode) recorded in its", "leave out --temperature, --model-arg")
 
 
 def test_demo_takes_the_model_options_too(invoke, user_error, tmp_path):

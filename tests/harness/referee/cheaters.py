@@ -10,9 +10,8 @@ writes what it found to ``$CHEAT_REPORT/<name>-<pid>.json`` (JSON, no K unless f
 from __future__ import annotations
 
 import gc
-import json
-import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from agents.base import Agent, choose
@@ -21,42 +20,8 @@ from engine.condition import Condition
 from engine.environments import Environment, all_envs
 from engine.protocol.arena import BudgetExhausted, Ledger, PrivilegeRefused
 
-
-def conditions_reachable(roots: list[Any], limit: int = 200_000) -> list[str]:
-    """Every Condition (or Environment) reachable from ``roots`` through attributes, dicts and sequences."""
-    found, seen, stack = [], set(), list(roots)
-    while stack and len(seen) < limit:
-        obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, type(None))):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, (Condition, Environment)):
-            found.append(repr(obj))
-            continue
-        if isinstance(obj, dict):
-            stack.extend(obj.values())
-        elif isinstance(obj, (list, tuple, set, frozenset)):
-            stack.extend(obj)
-        if hasattr(obj, "__dict__") and not isinstance(obj, type) and type(obj).__module__ not in ("builtins",):
-            stack.extend(vars(obj).values())
-        for slot in getattr(type(obj), "__slots__", ()):
-            stack.append(getattr(obj, slot, None))
-    return found
-
-
-def stack_locals() -> list[Any]:
-    frame, values = sys._getframe(1), []
-    while frame is not None:
-        values.extend(frame.f_locals.values())
-        values.extend(frame.f_globals.values())
-        frame = frame.f_back
-    return values
-
-
-def report(name: str, findings: dict[str, Any]) -> None:
-    if directory := os.environ.get("CHEAT_REPORT"):
-        with open(os.path.join(directory, f"{name}-{os.getpid()}.json"), "w", encoding="utf-8") as out:
-            json.dump(findings, out, sort_keys=True)
+sys.path.insert(0, str(Path(__file__).parent))  # a plugin is imported by path, in agent processes too
+from cheat_tools import conditions_reachable, report, stack_locals  # noqa: E402
 
 
 @register("cheat-all", "test cheater: every way in-process to learn K or play past the budget")

@@ -47,6 +47,7 @@ class SandboxWorker:
         self.restarts = 0
         self.failures: Counter[str] = Counter()
         self.functions: tuple[str, ...] = ()
+        self.uid: int | None = None  # the uid the sandboxed worker runs as (its own; None unsandboxed)
         self._process: subprocess.Popen[bytes] | None = None
         self._reader: LineReader | None = None
         self._drain: OutputDrain | None = None
@@ -203,7 +204,8 @@ class SandboxWorker:
 
     def _spawn(self) -> None:
         if self.sandboxed:
-            argv, env, cwd = command.worker_argv(command.next_uid(), self.limits.tmp_bytes), {}, None
+            self.uid = command.next_uid()
+            argv, env, cwd = command.worker_argv(self.uid, self.limits.tmp_bytes), {}, None
         else:
             self._tmp = tempfile.TemporaryDirectory(prefix="sandbox-unsandboxed-")
             argv, env, cwd = command.unsandboxed_argv(), {"HOME": self._tmp.name, "LANG": "C.UTF-8"}, self._tmp.name
@@ -228,6 +230,8 @@ class SandboxWorker:
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
+        if self.sandboxed and self.uid is not None:
+            command.kill_uid(self.uid)  # the PID namespace dies just after bubblewrap: wait until it has
         if self._drain is not None:
             self._drain.join(5)
         if process.stderr is not None:

@@ -17,8 +17,10 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -133,3 +135,32 @@ def worker_argv(uid: int, tmp_bytes: int) -> list[str]:
 def unsandboxed_argv() -> list[str]:
     """The worker without bubblewrap: this interpreter, isolated mode, rlimits only."""
     return [sys.executable, *python_flags(), "-c", boot_code(str(PACKAGE_DIR.parent.parent))]
+
+
+def processes_of(uid: int) -> list[int]:
+    """Live (not zombie) processes whose real or effective uid is ``uid``, from /proc."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as status:
+                fields = dict(line.split(":", 1) for line in status if ":" in line)
+        except OSError:
+            continue
+        if str(uid) in fields.get("Uid", "").split()[:2] and not fields.get("State", "").strip().startswith("Z"):
+            found.append(int(entry.name))
+    return found
+
+
+def kill_uid(uid: int, seconds: float = 5.0) -> list[int]:
+    """SIGKILL every process of a worker's own ``uid`` until none is left (or ``seconds`` pass); what is left."""
+    deadline = time.monotonic() + seconds
+    while (left := processes_of(uid)) and time.monotonic() < deadline:
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.01)
+    return left

@@ -161,6 +161,8 @@ class _PlannerGame:
 
     def __init__(self, functions: dict[str, Any], check: bool) -> None:
         for name in CWM_FUNCTIONS:
+            if name == "apply_action":
+                continue  # the checked method below
             if name in functions:
                 setattr(self, name, functions[name])
             elif name != "value":

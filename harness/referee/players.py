@@ -1,20 +1,22 @@
-"""The player process: a long-lived agent process that builds one agent per game and answers its moves.
+"""The player process: a long-lived agent process that builds agents per game and answers their moves.
 
 Tournaments and matches (:mod:`harness.tournaments`) play many short games; a
 process per game would cost more than the games. So each tournament worker keeps
-one *player process* per side (A, B), and :func:`player_main` is its whole life.
-It is spawned with :class:`PlayerJob` (plugin sources only) and then, over the
-JSON wire (:mod:`harness.referee.wire`), answers:
+long-lived *player processes* (one per side, A and B: see
+:class:`~harness.referee.seats.Seats`), and :func:`player_main` is a player
+process's whole life. It is spawned with :class:`PlayerJob` (plugin sources only)
+and then, over the JSON wire (:mod:`harness.referee.wire`), answers:
 
-- ``new_game`` (``rules``: the layout and turn limit, the JSON text of
-  :func:`rules_message`; ``spec``: the agent's spec; ``seed`` and ``stream``: the agent's
-  generator is ``default_rng(SeedSequence(seed).spawn(2)[stream])``, the very
-  generator an in-process game would give it) with ``ready``, or ``game_error``
-  when the agent cannot be built;
-- ``act`` (``state``: the five integers of a :class:`~engine.state.State`;
-  ``legal``: its legal moves, as the referee computed them) with ``move``, or
-  ``act_error`` when the agent raised or returned something that is not a move
-  index (the referee verifies the move itself);
+- ``new_game`` (``side``: "a" or "b", the agent it replaces; ``rules``: the layout
+  and turn limit, the JSON text of :func:`rules_message`; ``spec``: the agent's
+  spec; ``seed`` and ``stream``: the agent's generator is
+  ``default_rng(SeedSequence(seed).spawn(2)[stream])``, the very generator an
+  in-process game would give it) with ``ready``, or ``game_error`` when the agent
+  cannot be built;
+- ``act`` (``side``; ``state``: the five integers of a
+  :class:`~engine.state.State`; ``legal``: its legal moves, as the referee
+  computed them) with ``move``, or ``act_error`` when the agent raised or returned
+  something that is not a move index (the referee verifies the move itself);
 - ``finish``: the process ends (so does the end of the pipe).
 
 The process never receives the condition (K), the environment id or its name:
@@ -45,6 +47,7 @@ from harness.registry.specs import make_agent
 MAX_SPEC = 1000
 MAX_ERROR = 2000
 MAX_MOVES = 4096  # more than the cells of the largest board
+SIDES = ("a", "b")
 
 
 @dataclass(frozen=True)
@@ -89,13 +92,21 @@ def player_main(connection: Any, job: PlayerJob) -> None:
 
 
 def _serve(wire: Wire) -> None:
-    seat = _Seat()
+    seats = {side: _Seat() for side in SIDES}
     while (message := wire.recv("new_game", "act", "finish"))["op"] != "finish":
+        seat = seats[_side(message)]
         if message["op"] == "new_game":
             error = seat.new_game(message)
             wire.send("ready") if error is None else wire.send("game_error", error=error[:MAX_ERROR])
         else:
             _answer_act(wire, seat, message)
+
+
+def _side(message: dict[str, Any]) -> str:
+    side = message.get("side")
+    if side not in SIDES:
+        raise ProtocolViolation(f"op {message.get('op')!r}: side must be one of {', '.join(SIDES)}, got {side!r}")
+    return str(side)
 
 
 def _answer_act(wire: Wire, seat: _Seat, message: dict[str, Any]) -> None:
@@ -112,7 +123,7 @@ def _answer_act(wire: Wire, seat: _Seat, message: dict[str, Any]) -> None:
 
 
 class _Seat:
-    """The agent of the current game (one at a time) and its rules."""
+    """The agent of one side in the current game, and its rules."""
 
     def __init__(self) -> None:
         self._agent: Any = None

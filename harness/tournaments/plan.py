@@ -299,7 +299,7 @@ def _play(task: GameTask, seats: Seats | None) -> GameLine:
         elif task.referee and seats is not None:
             colour = "black" if (task.a_colour == BLACK) == (side == "a") else "white"
             who = f"{side.upper()}, {colour}"
-            agents.append(seats.side(side).new_game(env.rules, spec, task.game_seed, stream, who))
+            agents.append(seats.side(side).new_game(env.rules, spec, task.game_seed, stream, who, side))
         else:
             agents.append(make_agent(spec, AgentContext(env.rules), np.random.default_rng(seeds[stream])))
     a, b = agents

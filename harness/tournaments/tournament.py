@@ -179,7 +179,7 @@ def run_tournament(
         raise TournamentError(f"jobs={jobs!r}: give 1 or more worker processes")
     check_run_dir(run_dir)
     with Seats(spin_s(1)) as seats:
-        if plan.referee:
+        if plan.referee and len(plan.privileged_agents) < len(plan.agents):
             if jobs == 1:
                 seats.start()
             check_agents_on_seat(plan, seats.a)  # before anything is written; raises AgentSpecError

@@ -19,10 +19,10 @@ import pytest
 from agents.spec import AgentSpecError
 from engine import make_env
 from engine.protocol.observation import observe
-from harness.referee.seats import AgentFailed, Seat
+from harness.referee.seats import AgentFailed, Seat, Seats
 from harness.registry.importing import PLUGINS_ENV
 from harness.registry.plugins import load_plugins
-from harness.tournaments.plan import GameFailed, make_plan, round_robin, versus
+from harness.tournaments.plan import GameFailed, make_plan, play_task, round_robin, versus
 from harness.tournaments.results import UNENFORCED_NOTE
 from harness.tournaments.tournament import IN_PROCESS_MODE, REFEREE_MODE, read_games, run_tournament
 
@@ -132,3 +132,13 @@ def test_an_agent_the_player_process_cannot_build_is_a_spec_error_before_anythin
     assert not (tmp_path / "run").exists()
     with pytest.raises(AgentSpecError, match=r"minimax depth=0"):
         make_plan(plan.pairings, [0], 1, 0, referee=False)
+
+
+def test_one_shared_player_process_plays_the_same_games_as_two(tmp_path):
+    plan = make_plan(round_robin(["random", "greedy", "positional"]), [0], 2, 3)
+    with Seats() as two, Seats(shared=True) as one:
+        per_side = [play_task(task, two) for task in plan.tasks()]
+        shared = [play_task(task, one) for task in plan.tasks()]
+        assert (two.a.started, two.b.started, one.a.started) == (1, 1, 1) and one.b is one.a
+    assert [line.model_copy(update={"seconds": 0.0}) for line in shared] == \
+        [line.model_copy(update={"seconds": 0.0}) for line in per_side]

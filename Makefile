@@ -34,10 +34,12 @@ demo: venv numba-cache
 	$(VENV)/bin/arena demo
 
 # lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles);
-# ruff lints (rules in pyproject.toml).
+# ruff lints and mypy checks types (both configured in pyproject.toml: mypy is strict on engine/,
+# harness/records/ and harness/models/).
 test: venv numba-cache
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -n 2
 
 bench: venv numba-cache

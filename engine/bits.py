@@ -8,13 +8,16 @@ from the same source. All arithmetic is unsigned.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, cast
+
 import numpy as np
 from llvmlite import binding as llvm_binding
 from llvmlite import ir
-from numba import njit, types
+from numba import config, njit, types
 from numba.core import cgutils
 from numba.core.errors import TypingError
-from numba.cpython.unsafe.tuple import tuple_setitem
+from numba.cpython.unsafe.tuple import tuple_setitem as _tuple_setitem_ir
 from numba.extending import intrinsic
 
 U64 = np.uint64
@@ -23,7 +26,7 @@ ONE = U64(1)
 
 
 @intrinsic
-def popcount(typingctx, word):
+def _popcount_ir(typingctx, word):
     """Number of set bits of a uint64 (LLVM ctpop)."""
     if word != types.uint64:
         raise TypingError("popcount takes a uint64")
@@ -35,7 +38,7 @@ def popcount(typingctx, word):
 
 
 @intrinsic
-def trailing_zeros(typingctx, word):
+def _trailing_zeros_ir(typingctx, word):
     """Index of the lowest set bit of a uint64 (64 for zero) (LLVM cttz)."""
     if word != types.uint64:
         raise TypingError("trailing_zeros takes a uint64")
@@ -47,7 +50,7 @@ def trailing_zeros(typingctx, word):
 
 
 @intrinsic
-def leading_zeros(typingctx, word):
+def _leading_zeros_ir(typingctx, word):
     """Number of zero bits above the highest set bit of a uint64 (64 for zero) (LLVM ctlz)."""
     if word != types.uint64:
         raise TypingError("leading_zeros takes a uint64")
@@ -59,7 +62,7 @@ def leading_zeros(typingctx, word):
 
 
 @intrinsic
-def _pdep(typingctx, source, mask):
+def _pdep_ir(typingctx, source, mask):
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
         function = cgutils.get_or_insert_function(
@@ -69,6 +72,50 @@ def _pdep(typingctx, source, mask):
 
     return types.uint64(types.uint64, types.uint64), codegen
 
+
+# Pure-Python stand-ins for the intrinsics above, used when numba's JIT is disabled
+# (NUMBA_DISABLE_JIT=1: `make coverage` and `make mutation` run the kernels as Python, so
+# their lines are traced). An intrinsic cannot run outside compiled code.
+_MASK64 = (1 << 64) - 1
+_T = TypeVar("_T")
+
+
+def _popcount_py(word: np.uint64) -> np.uint64:
+    return U64(int(word).bit_count())
+
+
+def _trailing_zeros_py(word: np.uint64) -> np.uint64:
+    value = int(word)
+    return U64(64 if value == 0 else (value & -value).bit_length() - 1)
+
+
+def _leading_zeros_py(word: np.uint64) -> np.uint64:
+    return U64(64 - int(word).bit_length())
+
+
+def _pdep_py(source: np.uint64, mask: np.uint64) -> np.uint64:
+    src, remaining, out, k = int(source), int(mask), 0, 0
+    while remaining:
+        low = remaining & -remaining
+        if (src >> k) & 1:
+            out |= low
+        remaining ^= low
+        k += 1
+    return U64(out & _MASK64)
+
+
+def _tuple_setitem_py(tup: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:
+    return tup[:index] + (value,) + tup[index + 1 :]
+
+
+# The names the kernels call: the intrinsic when compiling, the stand-in when the JIT is off
+# (the cast gives the intrinsic the signature it has inside compiled code).
+Word = np.uint64
+popcount = cast(Callable[[Word], Word], _popcount_py if config.DISABLE_JIT else _popcount_ir)
+trailing_zeros = cast(Callable[[Word], Word], _trailing_zeros_py if config.DISABLE_JIT else _trailing_zeros_ir)
+leading_zeros = cast(Callable[[Word], Word], _leading_zeros_py if config.DISABLE_JIT else _leading_zeros_ir)
+_pdep = cast(Callable[[Word, Word], Word], _pdep_py if config.DISABLE_JIT else _pdep_ir)
+tuple_setitem = cast(Callable[[tuple[Any, ...], int, Any], tuple[Any, ...]], _tuple_setitem_py if config.DISABLE_JIT else _tuple_setitem_ir)
 
 HAS_PDEP = "+bmi2" in llvm_binding.get_host_cpu_features().flatten().split(",")
 
@@ -142,7 +189,7 @@ def bb_any(a):
 def bb_count(a):
     total = 0
     for i in range(len(a)):
-        total += popcount(a[i])
+        total += popcount(a[i])  # type: ignore[assignment]  # numba types the total itself
     return total
 
 
@@ -178,13 +225,13 @@ def bb_select(a, rank):
     return -1
 
 
-def to_words(bits: int, n_words: int) -> tuple:
+def to_words(bits: int, n_words: int) -> tuple[np.uint64, ...]:
     """A Python-int bitboard as a tuple of uint64 words."""
     mask = (1 << 64) - 1
     return tuple(U64((bits >> (64 * i)) & mask) for i in range(n_words))
 
 
-def from_words(words) -> int:
+def from_words(words: Iterable[np.uint64 | int]) -> int:
     """A tuple of uint64 words as a Python-int bitboard."""
     bits = 0
     for i, word in enumerate(words):

@@ -6,8 +6,9 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
-from engine.condition import Condition
+from engine.condition import Condition, as_fraction
 from engine.layout import Layout, standard_layout
 from engine.rules import Rules
 
@@ -19,7 +20,7 @@ class UnknownEnvironmentError(KeyError):
     """An environment id outside 0-55."""
 
     def __str__(self) -> str:
-        return self.args[0]
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,10 @@ class Environment:
 
 
 @cache
-def reference_data() -> dict:
+def reference_data() -> dict[str, Any]:
     """The benchmark's data file (layouts, conditions, perft vectors)."""
-    return json.loads(resources.files("engine").joinpath("data/environments.json").read_text())
+    data: dict[str, Any] = json.loads(resources.files("engine").joinpath("data/environments.json").read_text())
+    return data
 
 
 @cache
@@ -65,7 +67,7 @@ def layouts() -> tuple[Layout, ...]:
 @cache
 def conditions() -> tuple[Condition, ...]:
     return tuple(
-        Condition(str(entry["K"]), entry["turns"], "per_player", entry["label"])
+        Condition(as_fraction(entry["K"]), entry["turns"], "per_player", entry["label"])
         for entry in reference_data()["conditions"]
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -42,9 +43,9 @@ class Geometry:
     """
 
     n_words: int
-    kernel_args: tuple
+    kernel_args: tuple[Any, ...]
 
-    def words(self, bits: int) -> tuple:
+    def words(self, bits: int) -> tuple[np.uint64, ...]:
         return to_words(bits, self.n_words)
 
 

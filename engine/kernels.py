@@ -9,7 +9,6 @@ like the board edge. Bitboards are tuples of uint64 words (``bits.py``);
 from __future__ import annotations
 
 from numba import njit
-from numba.cpython.unsafe.tuple import tuple_setitem
 
 from engine.bits import (
     ONE,
@@ -32,6 +31,7 @@ from engine.bits import (
     lanes_up,
     leading_zeros,
     mask_if,
+    tuple_setitem,
 )
 
 # Turn-limit counting modes, as integers for the kernels.

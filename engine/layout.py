@@ -6,7 +6,9 @@ flat index of a cell is ``row * cols + col`` (the bit used by the kernels).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import cast
 
 Cell = tuple[int, int]
 
@@ -80,10 +82,10 @@ class Layout:
 def _as_cell(label: str, cell: object) -> Cell:
     """A (row, col) pair of ints, or a LayoutError naming the bad entry."""
     try:
-        row, col = cell  # type: ignore[misc]
+        row, col = cast("Iterable[object]", cell)
     except (TypeError, ValueError):
         raise LayoutError(f"{label} cell {cell!r} is not a (row, col) pair") from None
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (row, col)):
+    if not (isinstance(row, int) and not isinstance(row, bool) and isinstance(col, int) and not isinstance(col, bool)):
         raise LayoutError(f"{label} cell {cell!r}: row and col must be integers")
     return (row, col)
 
@@ -100,8 +102,8 @@ def centre_discs(rows: int, cols: int) -> tuple[frozenset[Cell], frozenset[Cell]
     return black, white
 
 
-def standard_layout(rows: int, cols: int, obstacles: frozenset[Cell] | set[Cell] | list = (), name: str = "") -> Layout:
+def standard_layout(rows: int, cols: int, obstacles: Iterable[Cell] = (), name: str = "") -> Layout:
     """A layout with the four centre discs; a centre cell that is an obstacle stays one."""
-    blocked = frozenset(tuple(c) for c in obstacles)
+    blocked = frozenset(cast(Cell, tuple(c)) for c in obstacles)
     black, white = centre_discs(rows, cols)
     return Layout(rows, cols, blocked, black - blocked, white - blocked, name)

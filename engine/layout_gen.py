@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from math import comb
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def random_layout(
     )
 
 
-def random_layouts(seed: int, count: int, **kw) -> list[Layout]:
+def random_layouts(seed: int, count: int, **kw: Any) -> list[Layout]:
     """``count`` random layouts, the same for the same seed and keywords (see ``random_layout``).
 
     A shorter list for the same seed is a prefix of a longer one. Unless ``name`` is

@@ -95,7 +95,7 @@ def validate_playable(layout: Layout) -> None:
 
 def _read_rows(text: str) -> tuple[str, list[_Row]]:
     """(name from a header comment, board rows) of the text; symbols checked, shape not yet."""
-    name, rows = "", []
+    name, rows = "", list[_Row]()
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped:

@@ -51,7 +51,7 @@ from agents.search.ttable import (
     tt_store,
 )
 from engine.bits import bb_any
-from engine.condition import Condition
+from engine.condition import Condition, as_fraction
 from engine.kernels import flips_of, mover_moves
 
 CONTEXT_FIELDS = (
@@ -71,7 +71,7 @@ def disc_difference_utility(cells: int) -> np.ndarray:
 
 def outcome_utility(cells: int, k: float | Fraction | str) -> np.ndarray:
     """+1 win / 0 draw / -1 loss under threshold ``k`` (the exact integer rule of ``Condition.wins``)."""
-    condition = Condition(k)
+    condition = Condition(as_fraction(k))
     table = np.zeros((cells + 1, cells + 1), dtype=np.float64)
     for own in range(cells + 1):
         for opp in range(cells + 1 - own):

@@ -33,9 +33,8 @@ import math
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.tuple import tuple_setitem
 
-from engine.bits import U64, bb_any, bb_bit, bb_count, bb_select, bb_xor
+from engine.bits import U64, bb_any, bb_bit, bb_count, bb_select, bb_xor, tuple_setitem
 from engine.kernels import mover_moves, next_random, place, random_playout
 
 PASS_MOVE = -1

@@ -20,7 +20,6 @@ segment words ``feat[5]`` and their lanes ``feat[6]``).
 from __future__ import annotations
 
 from numba import njit
-from numba.cpython.unsafe.tuple import tuple_setitem
 
 from agents.search.primitives import count
 from engine.bits import (
@@ -34,6 +33,7 @@ from engine.bits import (
     lanes_of,
     lanes_or,
     lanes_up,
+    tuple_setitem,
 )
 
 

@@ -28,6 +28,7 @@ import json
 import re
 import threading
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -134,7 +135,7 @@ class ResponseCache:
         with path.open("ab") as handle:
             handle.write(b"\n")
 
-    def _store(self, record: dict, response_cls: type) -> None:
+    def _store(self, record: dict[str, Any], response_cls: type[ModelResponse]) -> None:
         if "failure" in record:
             self._failures.setdefault(record["key"], []).append(CachedFailure.model_validate(record["failure"]))
         else:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from fractions import Fraction
 
 from agents.interval_belief import (
@@ -31,7 +32,7 @@ from agents.interval_belief import (
     probe_target,
     share_constraint,
 )
-from harness.models.messages import last_user_text
+from harness.models.messages import Messages, last_user_text
 
 _ROW = re.compile(r"^\s*(\d+)\s*\|\s*(black|white)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*[\d.]+\s*\|\s*([+-]?\d)\s*$",
                   re.MULTILINE)
@@ -79,7 +80,7 @@ def bin_constraint(low: Fraction, high: Fraction, outcome: str) -> KInterval:
     return _hull(at(low), at(high))
 
 
-def deduce(games: list[tuple[int, int, int]], bins: list[tuple[Fraction, Fraction, str]] = ()) -> KInterval:
+def deduce(games: list[tuple[int, int, int]], bins: Sequence[tuple[Fraction, Fraction, str]] = ()) -> KInterval:
     """The feasible set of K after the games and bin outcomes (everything when they contradict each other)."""
     interval = KInterval.everything()
     try:
@@ -107,7 +108,7 @@ def target_share(interval: KInterval, totals: set[int], games_left: int) -> tupl
     return float((HALF + edge) / 2), "aiming inside the winning minority range"
 
 
-def reasoned_strategy(messages, rng: random.Random) -> str:
+def reasoned_strategy(messages: Messages, rng: random.Random) -> str:
     """The reply to a strategy prompt: a JSON strategy deduced from the memory table."""
     prompt = last_user_text(messages)
     games = recent_games(prompt)

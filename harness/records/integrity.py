@@ -158,7 +158,9 @@ def _call_findings(games: Log[GameEntry], calls: Log[CallEntry]) -> tuple[list[F
 def _unlisted_calls(games: Log[GameEntry], calls: Log[CallEntry],
                     listed: dict[int, tuple[str, int, int]]) -> tuple[list[Finding], list[str]]:
     """Calls of a game that the game does not list: one finding per game (at its first such call)."""
-    on_record = {(g.phase, g.game_index): (g, games.line(i)) for i, g in enumerate(games.records)}
+    on_record: dict[tuple[str, int], tuple[GameEntry, int]] = {
+        (g.phase, g.game_index): (g, games.line(i)) for i, g in enumerate(games.records)
+    }
     last_listed = max(listed, default=-1)
     unlisted: dict[tuple[str, int], list[tuple[int, int]]] = {}  # (phase, game) -> [(call index, line)]
     unfinished: list[int] = []

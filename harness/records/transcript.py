@@ -60,6 +60,13 @@ from harness.records.entries import (
     VersionedRecord,
 )
 
+# The record types and file names are re-exported: the runs import them from here.
+__all__ = [
+    "CACHE_FILE", "CALLS_FILE", "GAMES_FILE", "MANIFEST_FILE", "PHASES", "TRANSCRIPT_SCHEMA",
+    "CallEntry", "GameEntry", "Log", "ResumePoint", "RunManifest", "TranscriptError", "TranscriptReader",
+    "TranscriptWriter", "open_log_for_append", "parse_log", "read_log", "read_manifest", "resume_point",
+]
+
 Record = TypeVar("Record", bound=VersionedRecord)
 PHASES = ("adapt", "eval")
 

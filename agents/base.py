@@ -26,10 +26,13 @@ class AgentContext:
 
     ``grant_simulator(reason)`` returns a :class:`harness.play.grants.PrivilegedSimulator`
     (recorded by whoever supplies it); it is ``None`` where no simulator is offered.
+    ``record_call(fields)``: where a model-driven agent built from a spec reports each
+    model call it makes (the harness writes them to the run's transcript); ``None``: not recorded.
     """
 
     rules: Rules
     grant_simulator: Callable[[str], Any] | None = None
+    record_call: Callable[[dict[str, Any]], None] | None = None
 
 
 class Agent:

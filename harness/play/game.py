@@ -160,6 +160,23 @@ async def play_game_async(
     return VerifiedGame(record, forfeit, failures), decisions
 
 
+def decision_ply(previous: tuple[int, int] | None, observation: Observation) -> int:
+    """The ply of a decision, from the mover's own view: ``previous`` is its last decision's (ply, move_number) this game.
+
+    Plies count moves and passes. Between two decisions of one colour the opponent
+    placed ``n`` discs; the mover's forced passes sit between those placements, and
+    the opponent can pass only right before the mover's decision (a pass after a
+    forced pass ends the game), so the next decision is ``2 * max(n, 1)`` plies
+    later. Before a colour's first decision the same reasoning gives ``2n`` for
+    black and ``max(2n - 1, 1)`` for white, ``n`` the opponent's placements so far.
+    """
+    if previous is None:
+        placed = observation.move_number
+        return 2 * placed if observation.colour == BLACK else max(2 * placed - 1, 1)
+    ply, move_number = previous
+    return ply + 2 * max(observation.move_number - move_number - 1, 1)
+
+
 def play_game_sync(
     rules: Rules, condition: Condition | None, decide_black: Decide, decide_white: Decide,
     names: tuple[str, str] | None = None,

@@ -38,17 +38,26 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, AgentContext
-from agents.spec import AgentSpecError, register
+from agents.spec import AgentSpecError, Param, register
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
-from harness.models.client import ModelClient
-from harness.models.errors import ModelCallError
+from harness.models.client import ModelClient, check_api_key
+from harness.models.errors import ModelCallError, ModelConfigError
 from harness.models.messages import ModelRequest, ModelResponse
 from harness.play.decisions import FailureKind, MoveDecision, ParsedMove
+from harness.play.game import PlyDecision, decision_ply
 from harness.prompting.beliefs import BeliefParseError, parse_belief
 from harness.prompting.memory import EpisodeMemory, GameSummary
 from harness.prompting.moves import ModelCallFailed, MoveAsker
-from harness.prompting.renderer import MemoryBlock, PromptRenderer, belief_context, memory_block, move_context, system_context
+from harness.prompting.renderer import (
+    HINT_LEVELS,
+    MemoryBlock,
+    PromptRenderer,
+    belief_context,
+    memory_block,
+    move_context,
+    system_context,
+)
 
 PHASE_CODES = {"adapt": 0, "eval": 1}
 CallSink = Callable[[dict[str, Any]], None]
@@ -130,6 +139,7 @@ class LlmPolicyAgent(MemoryAgent):
         self.belief_failures = 0
         self._block: tuple[EpisodeMemory, MemoryBlock] | None = None  # the memory's block, while it is the memory
         self._requests: dict[str, list[Any]] = {}  # request key -> [lock, users] of identical requests under way
+        self._last_act: tuple[int, int] | None = None  # (ply, move number) of the last move asked through act()
 
     # ------------------------------------------------------------------ one move
 
@@ -189,8 +199,19 @@ class LlmPolicyAgent(MemoryAgent):
         return decide
 
     def act(self, observation: Observation) -> int:
-        """Synchronous move (outside a running event loop); a forfeit raises."""
+        """Synchronous move (outside a running event loop), its calls reported to ``on_call``; a forfeit raises.
+
+        The calls of a game played through ``act`` (a match or tournament game) carry the
+        decision's ply (:func:`~harness.play.game.decision_ply`) and game index 0: the
+        harness that records them knows which game it is.
+        """
+        previous = self._last_act
+        if previous is not None and observation.move_number <= previous[1]:
+            previous = None  # a new game
+        ply = decision_ply(previous, observation)
         decision = asyncio.run(self.decider("eval", 0)(observation))
+        self._last_act = (ply, observation.move_number)
+        self.report_calls("eval", 0, [PlyDecision(ply, observation.colour, decision)])
         if decision.move is None:
             raise RuntimeError("the model forfeited: no legal move after the retries")
         return decision.move
@@ -264,17 +285,44 @@ def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]
     return fields
 
 
+SPEC_PARAMS = {
+    "model": Param(str, "", "the model: litellm provider/model, or mock/<name> (required)"),
+    "hint": Param(str, "ratio", "what the prompt says about the hidden rule", choices=HINT_LEVELS),
+    "retries": Param(int, 2, "re-asks after an unusable reply (then a random legal move)"),
+    "temperature": Param(float, 0.0, "sampling temperature"),
+}
+
+
+def spec_client(name: str, model: str, rng: np.random.Generator) -> ModelClient:
+    """The model client of an agent built from a spec (checked before any game: a missing key is a spec error)."""
+    if not model:
+        raise AgentSpecError(model_driven_message(name))
+    try:
+        check_api_key(model)
+    except ModelConfigError as error:
+        raise AgentSpecError(f"{name}:model={model}: {error}") from None
+    return ModelClient(model, seed=int(rng.integers(2**31)), concurrency=1)
+
+
 @register(
     "llm-policy",
     "A model picks every move from the prompt (board, legal moves, episode memory); adapts within the budget",
+    params=SPEC_PARAMS,
     model_driven=True,
 )
-def llm_policy_entry(context: AgentContext, rng: np.random.Generator) -> Agent:
-    """Model-driven: built by ``arena run`` (model client, transcripts), not from a spec string."""
-    raise AgentSpecError(model_driven_message("llm-policy"))
+def llm_policy_entry(context: AgentContext, rng: np.random.Generator, model: str = "", hint: str = "ratio",
+                     retries: int = 2, temperature: float = 0.0) -> Agent:
+    """From a spec (``llm-policy:model=M``): a frozen player for matches and tournaments, each call recorded
+    through ``context.record_call``; after the re-asks it plays a random legal move (counted as a fallback)."""
+    agent = LlmPolicyAgent(context, rng, spec_client("llm-policy", model, rng), budget=0, seed=int(rng.integers(2**31)),
+                           config=LlmPolicyConfig(hint_level=hint, max_retries=retries, on_failure="random",
+                                                  params={"temperature": temperature}),
+                           on_call=context.record_call or _no_call)
+    agent.freeze()
+    return agent
 
 
 def model_driven_message(name: str) -> str:
     """Why a model-driven agent cannot be built from a spec, and how to run it."""
-    return (f"{name} is model-driven: it plays through `arena run --agent {name} --model M` "
-            "(the run records every model call); a spec cannot build it")
+    return (f"{name} is model-driven: name its model in the spec ({name}:model=mock/first-legal, a frozen player "
+            f"for matches and tournaments), or adapt it within a budget with `arena run --agent {name} --model M`")

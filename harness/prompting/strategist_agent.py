@@ -38,6 +38,7 @@ network; its calls and belief are not recorded a second time.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +58,7 @@ from agents.base import Agent, AgentContext, choose, forced_move
 from agents.search.api import SearchTables, empties, search_position, solve_position
 from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
-from agents.spec import AgentSpecError, register
+from agents.spec import Param, register
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
 from harness.models.client import ModelClient
@@ -68,13 +69,14 @@ from harness.prompting.beliefs import describe_validation_error, json_objects
 from harness.prompting.memory import EpisodeMemory
 from harness.prompting.policy_agent import (
     PHASE_CODES,
+    SPEC_PARAMS,
     BeliefSink,
     CallSink,
     GameSink,
     MemoryAgent,
     _no_call,
     call_fields,
-    model_driven_message,
+    spec_client,
 )
 from harness.prompting.renderer import PromptRenderer, fit_memory
 
@@ -225,6 +227,7 @@ class LlmStrategistAgent(MemoryAgent):
         self.model_calls = 0
         self._tables = SearchTables(self.rules.layout)
         self._searcher = _Searcher(self.rules, self.strategy, self.config, self._tables)
+        self.plan_before_play = False  # built from a spec: one strategy from the prompt alone, before the first move
 
     # ------------------------------------------------------------------ planning
 
@@ -303,7 +306,10 @@ class LlmStrategistAgent(MemoryAgent):
         return None
 
     def act(self, observation: Observation) -> int:
-        """The move of the last strategy's searcher."""
+        """The move of the last strategy's searcher (built from a spec: the model writes one strategy first)."""
+        if self.plan_before_play:
+            self.plan_before_play = False
+            asyncio.run(self.plan(0))
         return self._searcher.move(observation, self.rng)
 
     async def adapt_async(self, arena: Any) -> None:
@@ -328,8 +334,19 @@ class LlmStrategistAgent(MemoryAgent):
 @register(
     "llm-strategist",
     "A model writes a strategy (weights, target share) per batch of games; Minimax plays it; adapts within the budget",
+    params={**SPEC_PARAMS, "depth": Param(int, 3, "Minimax depth in plies"),
+            "endgame": Param(int, 10, "solve exactly at this many empty cells or fewer")},
     model_driven=True,
 )
-def llm_strategist_entry(context: AgentContext, rng: np.random.Generator) -> Agent:
-    """Model-driven: built by ``arena run`` (model client, transcripts), not from a spec string."""
-    raise AgentSpecError(model_driven_message("llm-strategist"))
+def llm_strategist_entry(context: AgentContext, rng: np.random.Generator, model: str = "", hint: str = "ratio",
+                         retries: int = 2, temperature: float = 0.0, depth: int = 3, endgame: int = 10) -> Agent:
+    """From a spec (``llm-strategist:model=M``): before its first move the model writes one strategy from the prompt
+    alone (its call recorded through ``context.record_call``); Minimax plays it, frozen."""
+    agent = LlmStrategistAgent(
+        context, rng, spec_client("llm-strategist", model, rng), budget=0, seed=int(rng.integers(2**31)),
+        config=LlmStrategistConfig(hint_level=hint, max_retries=retries, search_depth=depth, endgame=endgame,
+                                   params={"temperature": temperature}),
+        on_call=context.record_call or _no_call)
+    agent.plan_before_play = True
+    agent.freeze()
+    return agent

@@ -6,19 +6,36 @@ import re
 
 from harness.bench import engine as bench_engine
 from harness.bench.engine import REFERENCE_UNAVAILABLE, EngineBenchRow
+from harness.cli import bench as cli_bench
 
 
-def test_bench_engine_prints_a_ratio(invoke):
-    result = invoke("bench", "engine", "--envs", "0", "--seconds", "0.2", "--reference-games", "5")
+def test_bench_engine_prints_the_figures_it_measured(invoke, monkeypatch):
+    """Every printed figure is the measured row's, in the column's unit (no timing is asserted)."""
+    measured: list[EngineBenchRow] = []
+
+    def recording(*args, **kwargs):
+        rows = bench_engine.bench_engine(*args, **kwargs)
+        measured.extend(rows)
+        return rows
+
+    monkeypatch.setattr(cli_bench, "bench_engine", recording)
+    result = invoke("bench", "engine", "--envs", "0", "--games", "40", "--reference-games", "5")
     assert result.exit_code == 0, result.output
+    (measured_row,) = measured
+    assert (measured_row.env_id, measured_row.games, measured_row.reference_games) == (0, 40, 5)  # the counts asked for
     row = re.search(r"│\s*0\s*│\s*Standard 8x8 / Majority\s*│\s*8x8\s*│(.*)│", result.output)
     assert row, result.output
     cells = [cell.strip() for cell in row.group(1).split("│")]
-    fast, plies, reference, ratio = cells
-    assert float(fast.replace(",", "")) > 0
-    assert 50 <= float(plies) <= 60
-    assert float(reference.replace(",", "")) > 0
-    assert re.fullmatch(r"[\d,]+x", ratio)
+    assert cells == [
+        f"{measured_row.games_per_second:,.0f}",
+        f"{measured_row.mean_plies:.1f}",
+        f"{measured_row.reference_games_per_second:,.1f}",
+        f"{measured_row.ratio:,.0f}x",
+    ]
+    assert 50 <= measured_row.mean_plies <= 60  # placements per 8x8 game: the plies column counts moves, not passes
+    assert measured_row.ratio == measured_row.games_per_second / measured_row.reference_games_per_second
+    assert "fast: 40 games per env" in result.output and "reference: 5 games per env" in result.output
+    assert "games per second" in result.output
 
 
 def test_bench_engine_fixed_games_without_reference(invoke):

@@ -76,7 +76,11 @@ def play_games(plan: TournamentPlan, jobs: int, seats: Seats | None = None) -> I
 
 
 def _pooled(tasks: list[GameTask], jobs: int, players: bool) -> Iterator[GameLine]:
-    """The tasks over ``jobs`` spawned workers, a few at a time each; a worker that dies is a GameFailed naming its game.
+    """The tasks over ``jobs`` spawned workers, a few at a time each; a failed game stops the run.
+
+    After a failure the games already playing finish and are yielded (so they are
+    recorded), then the first failure is raised; a worker that dies is a GameFailed
+    naming its game.
 
     Workers are ``concurrent.futures`` processes, which (unlike a ``multiprocessing.Pool``'s
     daemonic workers) may start the player processes of their seats.
@@ -87,6 +91,7 @@ def _pooled(tasks: list[GameTask], jobs: int, players: bool) -> Iterator[GameLin
                                    initargs=(plugin_sources(), spin_s(jobs), players))
     waiting = iter(tasks)
     running: dict[Future[GameLine], GameTask] = {}
+    failure: GameFailed | None = None
     try:
         for task in itertools.islice(waiting, AHEAD * jobs):
             running[executor.submit(_play_in_worker, task)] = task
@@ -94,11 +99,24 @@ def _pooled(tasks: list[GameTask], jobs: int, players: bool) -> Iterator[GameLin
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 task = running.pop(future)
-                yield _result(future, task)
-                for following in itertools.islice(waiting, 1):
-                    running[executor.submit(_play_in_worker, following)] = following
+                if future.cancelled():
+                    continue
+                try:
+                    line = _result(future, task)
+                except GameFailed as error:
+                    if failure is None:  # stop: games not started are cancelled, those playing still finish
+                        failure = error
+                        for queued in running:
+                            queued.cancel()
+                    continue
+                yield line
+                if failure is None:
+                    for following in itertools.islice(waiting, 1):
+                        running[executor.submit(_play_in_worker, following)] = following
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
+    if failure is not None:
+        raise failure
 
 
 def _result(future: Future[GameLine], task: GameTask) -> GameLine:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 
 import pytest
 
 from harness.bench.agents import AgentBenchRow
 from harness.cli import bench
 from harness.cli.tournament import split_specs
+from harness.registry.importing import PLUGINS_ENV
 from harness.tournaments.results import PRIVILEGED_NOTE
 from harness.tournaments.tournament import read_games
 
@@ -144,3 +147,44 @@ def test_agents_lists_model_driven_agents_and_a_tournament_refuses_them(invoke, 
     result = invoke("tournament", "--agents", "random,llm-policy", "--envs", "0", "--games", "2", "--out", tmp_path / "t")
     assert result.exit_code == 2 and "arena run --agent llm-policy" in result.output, result.output
     assert not (tmp_path / "t").exists()
+
+
+CHEATERS_PLUGIN = Path(__file__).parents[1] / "referee" / "tournament_cheaters.py"
+
+
+@pytest.fixture
+def plugins_restored(monkeypatch):
+    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))  # --plugin sets it; restored after the test
+
+
+def test_the_manifest_records_the_referee_and_in_process_is_marked_unenforced(invoke, tmp_path):
+    result = invoke("match", "random", "greedy", "--env", "5", "--games", "2", "--jobs", "1", "--out", tmp_path / "r")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["referee"].startswith("process:")
+    assert "UNENFORCED" not in result.output
+    result = invoke("tournament", "--agents", "random,greedy", "--envs", "5", "--games", "2", "--jobs", "1",
+                    "--in-process", "--out", tmp_path / "i")
+    assert result.exit_code == 0, result.output
+    assert "UNENFORCED" in result.output
+    manifest = json.loads((tmp_path / "i" / "manifest.json").read_text())
+    assert "UNENFORCED" in manifest["referee"] and manifest["command"].endswith(f"--in-process --jobs 1 --out {tmp_path / 'i'}")
+    assert "UNENFORCED" in (tmp_path / "i" / "results.md").read_text()
+
+
+def test_a_crashing_agent_process_stops_the_run_with_one_error_naming_the_game_and_the_agent(
+        invoke, plugins_restored, tmp_path):
+    out = tmp_path / "crash"
+    result = invoke("match", "crash", "random", "--env", "7", "--games", "3", "--jobs", "1", "--seed", "1",
+                    "--plugin", CHEATERS_PLUGIN, "--out", out)
+    assert result.exit_code == 1, result.output
+    assert ("a game failed, the run stopped: env 7, crash vs random, game 1: AgentFailed: agent 'crash' (A, white): "
+            "its player process exited with code 3") in " ".join(result.output.split()), result.output
+    assert "Traceback" not in result.output
+    assert [line.game for line in read_games(out)] == [0]  # the game before it is kept
+    assert json.loads((out / "manifest.json").read_text())["status"] == "failed"
+
+
+def test_an_agent_that_cannot_be_built_in_its_player_process_is_a_user_error(invoke, user_error, tmp_path):
+    user_error(invoke("match", "minimax:depth=0", "random", "--env", "0", "--jobs", "1", "--out", tmp_path / "x"),
+               "minimax depth=0: give a whole number >= 1")
+    assert not (tmp_path / "x").exists()

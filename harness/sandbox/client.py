@@ -74,9 +74,8 @@ class SandboxWorker:
         result = self._exchange(load, self.limits.start_s, expect_id=0)
         if result.ok:
             self.functions = tuple(result.value["functions"])
-        elif result.failure is not None and result.failure.kind in (FailureKind.CRASH, FailureKind.FORBIDDEN,
-                                                                     FailureKind.MEMORY):
-            self._load_failure = result.failure  # the program itself is broken: no point restarting it
+        elif result.failure is not None and result.failure.kind is not FailureKind.WORKER_DIED:
+            self._load_failure = result.failure  # the program itself is broken (at import): no point restarting it
             self._kill()
         return result
 

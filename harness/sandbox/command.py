@@ -32,6 +32,8 @@ INSTALL_HINT = ("bubblewrap is not installed or cannot run here: install the Deb
                 "without a sandbox, rlimits only, with --unsandboxed (the manifest and report then say UNSANDBOXED)")
 UID_BASE = 200_000  # each worker gets its own uid above this, so one worker's processes never count against another's
 _uids = itertools.count()
+# numerical libraries start a thread per core on import; each counts against the process limit
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 def boot_code(root: str) -> str:
@@ -117,6 +119,7 @@ def sandbox_argv(uid: int, tmp_bytes: int) -> list[str]:
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--die-with-parent", "--new-session", "--clearenv",
         "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/nonexistent", "--setenv", "LANG", "C.UTF-8",
+        *(arg for name in _THREAD_VARIABLES for arg in ("--setenv", name, "1")),
         *_binds(),
         "--dev", "/dev", "--proc", "/proc",
         "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/tmp",

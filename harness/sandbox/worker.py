@@ -103,7 +103,7 @@ class Worker:
     def plan(self, name: Any, kwargs: Any) -> dict[str, Any]:
         if name not in ("mcts", "playouts") or not isinstance(kwargs, dict):
             return _failure("crash", f"unknown planner {name!r}: mcts or playouts")
-        game = _PlannerGame(self.functions, self.check_mutation)
+        game: Any = _PlannerGame(self.functions, self.check_mutation)  # the CWM functions, set per instance
         run = planner.mcts if name == "mcts" else planner.playouts
         return self._run(lambda: run(game, **kwargs))
 
@@ -227,7 +227,7 @@ def main() -> None:
     load = json.loads(stdin.readline())
     apply_limits(load["limits"])
     writer = CappedWriter(int(load["limits"]["output_bytes"]))
-    sys.stdout = sys.stderr = writer  # type: ignore[assignment]
+    sys.stdout = sys.stderr = writer
     worker = Worker(load, out_fd)
     worker.send(0, worker.load(load["source"], bool(load.get("guard", True))))
     limit = worker.message_bytes

@@ -12,8 +12,9 @@ game loop that calls it (and the condition, K) stays in this process::
         record = play_game(env.rules, env.condition, black, white)
 
 Anything that goes wrong on a seat (the agent cannot be built, raises in ``act``,
-breaks the protocol, or its process exits) is an :class:`AgentFailed` naming the
-agent; the seat's process is then ended, and its next game starts a fresh one.
+returns something that is not a move index, breaks the protocol, or its process
+exits) is an :class:`AgentFailed` naming the agent. After a broken protocol or a
+dead process the seat's process is ended, and its next game starts a fresh one.
 """
 
 from __future__ import annotations

@@ -31,13 +31,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import AgentContext
 from engine.environments import make_env
@@ -48,17 +46,14 @@ from engine.state import BLACK, COLOUR_NAMES, WHITE
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient, check_api_key
 from harness.models.errors import BudgetCapReached, EndpointDown
-from harness.models.options import ModelOptions
 from harness.play.arena import Arena
 from harness.play.decisions import FailureCounts
 from harness.play.game import PlyDecision, from_policy, play_game_async
 from harness.play.grants import EvaluationGrants
-from harness.prompting.beliefs import parse_checkpoints, score_belief
 from harness.prompting.renderer import PromptRenderer
 from harness.prompting.strategist_agent import Strategy
 from harness.records.provenance import git_commit, versions
 from harness.records.transcript import (
-    CallEntry,
     GameEntry,
     RunManifest,
     TranscriptReader,
@@ -69,63 +64,23 @@ from harness.referee.model_process import ModelJob, ModelSinks
 from harness.referee.model_session import AgentStopped, ModelSession, RunSinks, cache_records
 from harness.referee.wire import AgentProcessGone, ProtocolViolation
 from harness.registry.plugins import plugin_sources
-from harness.registry.specs import canonical_spec, make_agent, parse_spec
+from harness.registry.specs import canonical_spec, make_agent
+from harness.runs.llm_config import (
+    BELIEFS_FILE,
+    CACHE_FILE,
+    METRICS_FILE,
+    STRATEGIES_FILE,
+    AgentFailed,
+    GameHook,
+    LlmRunConfig,
+    Progress,
+    RunConfigError,
+)
+from harness.runs.llm_results import read_beliefs, write_results
 from harness.runs.model_agents import EvalPlayer, InProcessPlayer, ModelAgentRecipe, RemotePlayer
-from harness.tournaments.stats import wilson
 
-AGENTS = ("llm-policy", "llm-strategist")
-STRATEGIES_FILE = "strategies.jsonl"
-BELIEFS_FILE, CACHE_FILE, METRICS_FILE, REPORT_FILE = "beliefs.jsonl", "cache.jsonl", "metrics.json", "report.md"
-DEFAULT_CHECKPOINTS = (10, 50, 200, 2000)
-REFEREED = ("referee process (enforced: the agent and its model client ran in a process of their own that never held K, "
-            "the budget ledger or the opponents; every game re-played and scored by the referee. OS-level isolation of "
-            "that process (file system, /proc) is not applied yet)")
-IN_PROCESS = ("in-process (UNENFORCED: the agent and its model client share the process that holds K; "
-              "our own agents do not look, but nothing stops code that would)")
-Progress = Callable[[str, int, int], None]  # phase, games done, games in the phase
-GameHook = Callable[[GameEntry], None]
-
-
-class RunConfigError(ValueError):
-    """A run that cannot start as configured (a user error)."""
-
-
-class AgentFailed(RuntimeError):
-    """The agent's process broke the protocol, crashed or failed; what was played is kept in the run directory."""
-
-
-class LlmRunConfig(BaseModel):
-    """Everything that defines a run (recorded in the manifest; never secrets)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    agent: Literal["llm-policy", "llm-strategist"] = "llm-policy"
-    model: str
-    env: int
-    budget: int = Field(ge=0)
-    eval_games: int = Field(ge=0)
-    opponents: tuple[str, ...] = ("random",)
-    seed: int = 0
-    max_retries: int = Field(default=2, ge=0)
-    on_failure: Literal["forfeit", "random"] = "forfeit"
-    hint: Literal["none", "ratio", "family"] = "ratio"
-    max_cost_usd: float | None = None
-    max_tokens: int | None = None
-    checkpoints: tuple[int, ...] | None = None
-    memory_tokens: int = 1500
-    backoff_base_s: float = Field(default=1.0, gt=0)  # first retry wait of the model client
-    batch: int = Field(default=50, ge=1)  # llm-strategist: games per strategy (one model call each)
-    search_depth: int = Field(default=3, ge=1)  # llm-strategist: Minimax depth in plies
-    endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
-    concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
-    model_options: ModelOptions = ModelOptions()  # endpoint, sampling, timeout, pass-through arguments (never keys)
-    referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)
-
-    def belief_checkpoints(self) -> tuple[int, ...]:
-        if self.checkpoints is not None:
-            return parse_checkpoints(",".join(map(str, self.checkpoints)), self.budget) if self.checkpoints else ()
-        return tuple(c for c in DEFAULT_CHECKPOINTS if c <= self.budget)
-
+__all__ = ["BELIEFS_FILE", "CACHE_FILE", "METRICS_FILE", "STRATEGIES_FILE", "AgentFailed", "LlmRunConfig", "Progress",
+           "RunConfigError", "run_llm", "write_results"]
 
 def _validated(config: LlmRunConfig, check_key: bool = True) -> None:
     try:
@@ -342,19 +297,7 @@ def _entry(record: GameRecord, forfeit_by: int | None, phase: str, index: int, o
 
 
 def _beliefs_done(run_dir: Path) -> list[int]:
-    return [line["checkpoint"] for line in _read_beliefs(run_dir)]
-
-
-def _read_beliefs(run_dir: Path) -> list[dict[str, Any]]:
-    return _read_jsonl(run_dir / BELIEFS_FILE)
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    data = path.read_text(encoding="utf-8")
-    lines = data.split("\n")[:-1]  # a torn last line (no newline) is dropped
-    return [json.loads(line) for line in lines if line.strip()]
+    return [line["checkpoint"] for line in read_beliefs(run_dir)]
 
 
 def _manifest(config: LlmRunConfig, run_id: str, renderer: PromptRenderer) -> RunManifest:
@@ -362,76 +305,3 @@ def _manifest(config: LlmRunConfig, run_id: str, renderer: PromptRenderer) -> Ru
         run_id=run_id, config=config.model_dump(mode="json"), versions=versions(), git=git_commit(),
         template_hashes=renderer.template_hashes(), seeds={"run": config.seed},
     )
-
-
-# ------------------------------------------------------------------------------ results
-
-
-def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | None = None) -> dict[str, Any]:
-    """metrics.json and report.md from the run's files (``refereed``: how it was played; None: as configured)."""
-    reader = TranscriptReader(run_dir)
-    config = LlmRunConfig.model_validate(reader.manifest().config)
-    games, calls = reader.games(), reader.calls()
-    metrics = compute_metrics(config, games, calls, _read_beliefs(run_dir), stopped)
-    metrics["referee"] = REFEREED if (config.referee if refereed is None else refereed) else IN_PROCESS
-    if config.agent == "llm-strategist":
-        strategies = _read_jsonl(run_dir / STRATEGIES_FILE)
-        metrics["strategies"] = len(strategies)
-        metrics["strategy_failures"] = sum(not line["new"] for line in strategies)
-    (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-    (run_dir / REPORT_FILE).write_text(render_report(config, metrics), encoding="utf-8")
-    return metrics
-
-
-def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[CallEntry],
-                    beliefs: list[dict[str, Any]], stopped: str | None) -> dict[str, Any]:
-    true_k = make_env(config.env).condition.k
-    evaluation: dict[str, Any] = {}
-    for spec in config.opponents:
-        name = canonical_spec(spec)
-        rewards = [g.rewards[0 if g.agent_colour == "black" else 1] for g in games if g.phase == "eval" and g.opponent == name]
-        counts = {"win": rewards.count(1), "draw": rewards.count(0), "lose": rewards.count(-1)}
-        evaluation[name] = {"games": len(rewards), "privileged": parse_spec(spec)[0].privileged, **{
-            outcome: {"count": n, "rate": n / len(rewards) if rewards else 0.0, "wilson95": list(wilson(n, len(rewards)))}
-            for outcome, n in counts.items()}}
-    belief_scores = []
-    for line in beliefs:
-        scored = score_belief(Belief.model_validate(line["belief"]), true_k).model_dump() if line["belief"] else None
-        belief_scores.append({"checkpoint": line["checkpoint"], "belief": line["belief"], "score": scored, "error": line["error"]})
-    failures = sum((g.failures for g in games), FailureCounts())
-    return {
-        "adapt_games": sum(g.phase == "adapt" for g in games), "eval_games": sum(g.phase == "eval" for g in games),
-        "evaluation": evaluation, "beliefs": belief_scores,
-        "belief_failures": sum(line["belief"] is None for line in beliefs),
-        "failures": failures.model_dump(), "failed_attempts": failures.total,
-        "calls": len(calls), "cache_hits": sum(c.cache_hit for c in calls),
-        "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls),
-        "cost_usd": sum(c.cost_usd for c in calls), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
-    }
-
-
-def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
-    lines = [
-        f"# {config.agent} with {config.model} on env {config.env}", "",
-        f"Adaptation: {metrics['adapt_games']} of {config.budget} games; evaluation: {metrics['eval_games']} games "
-        f"(true K = {metrics['true_k']}, shown only here).", "",
-        f"Referee: {metrics.get('referee', IN_PROCESS)}.", "",
-        "| opponent | games | win (95% CI) | draw | lose |", "|---|---|---|---|---|",
-    ]
-    for name, row in metrics["evaluation"].items():
-        cells = [f"{row[o]['rate']:.2f} [{row[o]['wilson95'][0]:.2f}, {row[o]['wilson95'][1]:.2f}]" for o in ("win", "draw", "lose")]
-        marked = f"{name}\\*" if row["privileged"] else name
-        lines.append(f"| {marked} | {row['games']} | " + " | ".join(cells) + " |")
-    if any(row["privileged"] for row in metrics["evaluation"].values()):
-        lines += ["", "\\* privileged: simulator access to the true K"]
-    lines += ["", "Beliefs: " + (", ".join(
-        f"{b['checkpoint']}: " + (f"{b['belief']['regime']} [{b['belief']['k_low']}, {b['belief']['k_high']}]"
-                                  f"{' contains K' if b['score']['contains_k'] else ''}" if b["belief"] else "no belief")
-        for b in metrics["beliefs"]) or "none asked"), "",
-        f"Failed attempts: {metrics['failed_attempts']} ({', '.join(f'{k} {v}' for k, v in metrics['failures'].items() if v) or 'none'}); "
-        f"belief failures: {metrics['belief_failures']}.",
-        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens {metrics['tokens_in']} in, "
-        f"{metrics['tokens_out']} out; cost ${metrics['cost_usd']:.4f}."]
-    if metrics["stopped"]:
-        lines.append(f"Stopped early: {metrics['stopped']}.")
-    return "\n".join(lines) + "\n"

@@ -1,0 +1,65 @@
+"""What defines an ``arena run``: :class:`LlmRunConfig` (recorded in the manifest), the run's file names and errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.models.options import ModelOptions
+from harness.prompting.beliefs import parse_checkpoints
+from harness.records.transcript import GameEntry
+
+AGENTS = ("llm-policy", "llm-strategist")
+STRATEGIES_FILE = "strategies.jsonl"
+BELIEFS_FILE, CACHE_FILE, METRICS_FILE, REPORT_FILE = "beliefs.jsonl", "cache.jsonl", "metrics.json", "report.md"
+DEFAULT_CHECKPOINTS = (10, 50, 200, 2000)
+REFEREED = ("referee process (enforced: the agent and its model client ran in a process of their own that never held K, "
+            "the budget ledger or the opponents; every game re-played and scored by the referee. OS-level isolation of "
+            "that process (file system, /proc) is not applied yet)")
+IN_PROCESS = ("in-process (UNENFORCED: the agent and its model client share the process that holds K; "
+              "our own agents do not look, but nothing stops code that would)")
+Progress = Callable[[str, int, int], None]  # phase, games done, games in the phase
+GameHook = Callable[[GameEntry], None]
+
+
+class RunConfigError(ValueError):
+    """A run that cannot start as configured (a user error)."""
+
+
+class AgentFailed(RuntimeError):
+    """The agent's process broke the protocol, crashed or failed; what was played is kept in the run directory."""
+
+
+class LlmRunConfig(BaseModel):
+    """Everything that defines a run (recorded in the manifest; never secrets)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: Literal["llm-policy", "llm-strategist"] = "llm-policy"
+    model: str
+    env: int
+    budget: int = Field(ge=0)
+    eval_games: int = Field(ge=0)
+    opponents: tuple[str, ...] = ("random",)
+    seed: int = 0
+    max_retries: int = Field(default=2, ge=0)
+    on_failure: Literal["forfeit", "random"] = "forfeit"
+    hint: Literal["none", "ratio", "family"] = "ratio"
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    checkpoints: tuple[int, ...] | None = None
+    memory_tokens: int = 1500
+    backoff_base_s: float = Field(default=1.0, gt=0)  # first retry wait of the model client
+    batch: int = Field(default=50, ge=1)  # llm-strategist: games per strategy (one model call each)
+    search_depth: int = Field(default=3, ge=1)  # llm-strategist: Minimax depth in plies
+    endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
+    concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
+    model_options: ModelOptions = ModelOptions()  # endpoint, sampling, timeout, pass-through arguments (never keys)
+    referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)
+
+    def belief_checkpoints(self) -> tuple[int, ...]:
+        if self.checkpoints is not None:
+            return parse_checkpoints(",".join(map(str, self.checkpoints)), self.budget) if self.checkpoints else ()
+        return tuple(c for c in DEFAULT_CHECKPOINTS if c <= self.budget)

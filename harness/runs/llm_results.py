@@ -1,0 +1,106 @@
+"""``metrics.json`` and ``report.md`` of an ``arena run``, computed from the run's files alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.environments import make_env
+from engine.protocol.belief import Belief
+from harness.play.decisions import FailureCounts
+from harness.prompting.beliefs import score_belief
+from harness.records.transcript import CallEntry, GameEntry, TranscriptReader
+from harness.registry.specs import canonical_spec, parse_spec
+from harness.runs.llm_config import (
+    BELIEFS_FILE,
+    IN_PROCESS,
+    METRICS_FILE,
+    REFEREED,
+    REPORT_FILE,
+    STRATEGIES_FILE,
+    LlmRunConfig,
+)
+from harness.tournaments.stats import wilson
+
+
+def read_beliefs(run_dir: Path) -> list[dict[str, Any]]:
+    return read_jsonl(run_dir / BELIEFS_FILE)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    data = path.read_text(encoding="utf-8")
+    lines = data.split("\n")[:-1]  # a torn last line (no newline) is dropped
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | None = None) -> dict[str, Any]:
+    """metrics.json and report.md from the run's files (``refereed``: how it was played; None: as configured)."""
+    reader = TranscriptReader(run_dir)
+    config = LlmRunConfig.model_validate(reader.manifest().config)
+    games, calls = reader.games(), reader.calls()
+    metrics = compute_metrics(config, games, calls, read_beliefs(run_dir), stopped)
+    metrics["referee"] = REFEREED if (config.referee if refereed is None else refereed) else IN_PROCESS
+    if config.agent == "llm-strategist":
+        strategies = read_jsonl(run_dir / STRATEGIES_FILE)
+        metrics["strategies"] = len(strategies)
+        metrics["strategy_failures"] = sum(not line["new"] for line in strategies)
+    (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    (run_dir / REPORT_FILE).write_text(render_report(config, metrics), encoding="utf-8")
+    return metrics
+
+
+def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[CallEntry],
+                    beliefs: list[dict[str, Any]], stopped: str | None) -> dict[str, Any]:
+    true_k = make_env(config.env).condition.k
+    evaluation: dict[str, Any] = {}
+    for spec in config.opponents:
+        name = canonical_spec(spec)
+        rewards = [g.rewards[0 if g.agent_colour == "black" else 1] for g in games if g.phase == "eval" and g.opponent == name]
+        counts = {"win": rewards.count(1), "draw": rewards.count(0), "lose": rewards.count(-1)}
+        evaluation[name] = {"games": len(rewards), "privileged": parse_spec(spec)[0].privileged, **{
+            outcome: {"count": n, "rate": n / len(rewards) if rewards else 0.0, "wilson95": list(wilson(n, len(rewards)))}
+            for outcome, n in counts.items()}}
+    belief_scores = []
+    for line in beliefs:
+        scored = score_belief(Belief.model_validate(line["belief"]), true_k).model_dump() if line["belief"] else None
+        belief_scores.append({"checkpoint": line["checkpoint"], "belief": line["belief"], "score": scored, "error": line["error"]})
+    failures = sum((g.failures for g in games), FailureCounts())
+    return {
+        "adapt_games": sum(g.phase == "adapt" for g in games), "eval_games": sum(g.phase == "eval" for g in games),
+        "evaluation": evaluation, "beliefs": belief_scores,
+        "belief_failures": sum(line["belief"] is None for line in beliefs),
+        "failures": failures.model_dump(), "failed_attempts": failures.total,
+        "calls": len(calls), "cache_hits": sum(c.cache_hit for c in calls),
+        "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls),
+        "cost_usd": sum(c.cost_usd for c in calls), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
+    }
+
+
+def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
+    lines = [
+        f"# {config.agent} with {config.model} on env {config.env}", "",
+        f"Adaptation: {metrics['adapt_games']} of {config.budget} games; evaluation: {metrics['eval_games']} games "
+        f"(true K = {metrics['true_k']}, shown only here).", "",
+        f"Referee: {metrics.get('referee', IN_PROCESS)}.", "",
+        "| opponent | games | win (95% CI) | draw | lose |", "|---|---|---|---|---|",
+    ]
+    for name, row in metrics["evaluation"].items():
+        cells = [f"{row[o]['rate']:.2f} [{row[o]['wilson95'][0]:.2f}, {row[o]['wilson95'][1]:.2f}]" for o in ("win", "draw", "lose")]
+        marked = f"{name}\\*" if row["privileged"] else name
+        lines.append(f"| {marked} | {row['games']} | " + " | ".join(cells) + " |")
+    if any(row["privileged"] for row in metrics["evaluation"].values()):
+        lines += ["", "\\* privileged: simulator access to the true K"]
+    lines += ["", "Beliefs: " + (", ".join(
+        f"{b['checkpoint']}: " + (f"{b['belief']['regime']} [{b['belief']['k_low']}, {b['belief']['k_high']}]"
+                                  f"{' contains K' if b['score']['contains_k'] else ''}" if b["belief"] else "no belief")
+        for b in metrics["beliefs"]) or "none asked"), "",
+        f"Failed attempts: {metrics['failed_attempts']} ({', '.join(f'{k} {v}' for k, v in metrics['failures'].items() if v) or 'none'}); "
+        f"belief failures: {metrics['belief_failures']}.",
+        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens {metrics['tokens_in']} in, "
+        f"{metrics['tokens_out']} out; cost ${metrics['cost_usd']:.4f}."]
+    if metrics["stopped"]:
+        lines.append(f"Stopped early: {metrics['stopped']}.")
+    return "\n".join(lines) + "\n"

@@ -173,16 +173,23 @@ def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path |
     run_dir = out if out is not None else default_run_dir(name)
     check_run_dir(run_dir)
     command += ["--jobs", str(jobs), "--out", str(run_dir)]
+    progress = _progress()
+    task = progress.add_task(kind, total=plan.total_games)
+
+    def advance(line: object) -> None:
+        if not progress.live.is_started:  # from the first game on: a spec error before it prints no bar
+            progress.reset(task)
+            progress.start()
+        progress.advance(task)
+
     try:
-        with _progress() as progress:
-            task = progress.add_task(kind, total=plan.total_games)
-            results = run_tournament(
-                plan, run_dir, jobs, command=shlex.join(command), kind=kind,
-                on_game=lambda line: progress.advance(task),
-            )
+        results = run_tournament(plan, run_dir, jobs, command=shlex.join(command), kind=kind, on_game=advance)
     except GameFailed as error:
+        progress.stop()
         print_error(f"a game failed, the run stopped: {error} (games so far in {run_dir / 'games.jsonl'})")
         raise typer.Exit(GAME_FAILED_EXIT_CODE) from None
+    finally:
+        progress.stop()
     print_results(results, run_dir)
 
 

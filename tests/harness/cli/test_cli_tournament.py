@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from harness.bench.agents import AgentBenchRow
 from harness.cli import bench
 from harness.cli.tournament import split_specs
+from harness.registry import specs
 from harness.registry.importing import PLUGINS_ENV
 from harness.tournaments.results import PRIVILEGED_NOTE
 from harness.tournaments.tournament import read_games
@@ -142,7 +142,7 @@ def test_bench_agents_rejects_bad_numbers(invoke, user_error):
 
 def test_agents_lists_model_driven_agents_and_a_tournament_refuses_them(invoke, tmp_path):
     listing = invoke("agents")
-    assert re.search(r"^\s*llm-policy\s+-\s+no\s+yes\s+", listing.output, re.MULTILINE), listing.output
+    assert re.search(r"^\s*llm-policy\s+model=.*\bno\s+yes\s+", listing.output, re.MULTILINE), listing.output
     assert re.search(r"^\s*random\s+-\s+no\s+no\s+", listing.output, re.MULTILINE), listing.output
     result = invoke("tournament", "--agents", "random,llm-policy", "--envs", "0", "--games", "2", "--out", tmp_path / "t")
     assert result.exit_code == 2 and "arena run --agent llm-policy" in result.output, result.output
@@ -154,7 +154,10 @@ CHEATERS_PLUGIN = Path(__file__).parents[1] / "referee" / "tournament_cheaters.p
 
 @pytest.fixture
 def plugins_restored(monkeypatch):
-    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))  # --plugin sets it; restored after the test
+    """Start from the registry a new process has and leave no plugin agent behind (`arena agents` lists them)."""
+    for name, empty in (("_REGISTRY", {}), ("_ORIGINS", {}), ("_collected", []), ("_installed", [])):
+        monkeypatch.setattr(specs, name, empty)
+    monkeypatch.setenv(PLUGINS_ENV, "")  # --plugin sets it for the processes the command starts
 
 
 def test_the_manifest_records_the_referee_and_in_process_is_marked_unenforced(invoke, tmp_path):

@@ -13,13 +13,13 @@ does find the Condition, which shows the probe works.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from harness.cli.main import app
+from harness.registry import specs
 from harness.registry.importing import PLUGINS_ENV
 
 PLUGIN = Path(__file__).with_name("tournament_cheaters.py")
@@ -34,8 +34,11 @@ COMMANDS = {
 
 
 @pytest.fixture(autouse=True)
-def _plugins_restored(monkeypatch):
-    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))  # --plugin sets it; restored after the test
+def _fresh_registry(monkeypatch):
+    """Start from the registry a new process has and leave no plugin agent behind (other tests list the agents)."""
+    for name, empty in (("_REGISTRY", {}), ("_ORIGINS", {}), ("_collected", []), ("_installed", [])):
+        monkeypatch.setattr(specs, name, empty)
+    monkeypatch.setenv(PLUGINS_ENV, "")  # --plugin sets it for the processes the command starts
 
 
 def _findings(command: str, env: int, tmp_path: Path, monkeypatch, *extra: str) -> list[dict]:

@@ -11,7 +11,6 @@ the games before it kept in games.jsonl.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from agents.spec import AgentSpecError
 from engine import make_env
 from engine.protocol.observation import observe
 from harness.referee.seats import AgentFailed, Seat, Seats
+from harness.registry import specs
 from harness.registry.importing import PLUGINS_ENV
 from harness.registry.plugins import load_plugins
 from harness.tournaments.plan import GameFailed, make_plan, play_task, round_robin, versus
@@ -32,9 +32,16 @@ SEEDED = ["random", "greedy", "positional", "minimax:depth=1", "mcts:n=8"]  # mc
 
 @pytest.fixture
 def plugin(monkeypatch) -> Path:
-    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))  # restored after the test
+    _fresh_registry(monkeypatch)
     load_plugins([PLUGIN])
     return PLUGIN
+
+
+def _fresh_registry(monkeypatch) -> None:
+    """Start from the registry a new process has and leave no plugin agent behind (other tests list the agents)."""
+    for name, empty in (("_REGISTRY", {}), ("_ORIGINS", {}), ("_collected", []), ("_installed", [])):
+        monkeypatch.setattr(specs, name, empty)
+    monkeypatch.setenv(PLUGINS_ENV, "")  # --plugin / load_plugins set it for the processes they start
 
 
 def _lines_without_timing(run_dir: Path) -> list[dict]:

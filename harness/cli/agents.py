@@ -30,7 +30,8 @@ def agents_table(entries: dict[str, AgentEntry], origins: dict[str, str] | None 
     table = Table(
         title="Agents (spec: name or name:key=value,key=value)",
         caption=(f"privileged: {PRIVILEGED_NOTE.removeprefix('privileged: ')}; marked * in results. "
-                 "model-driven: run with `arena run --agent NAME --model M`"),
+                 "model-driven: NAME:model=M plays frozen in match/tournament (calls recorded); "
+                 "`arena run --agent NAME --model M` adapts it within a budget"),
         box=box.SIMPLE_HEAD,
     )
     for column in ("name", "parameters (default)", "privileged", "model-driven", "description"):

@@ -27,6 +27,7 @@ from harness.cli import (
     agents,
     bench,
     bench_paper,
+    bench_sandbox,
     demo,
     envs,
     perft,
@@ -78,7 +79,8 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(
     help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
-          "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark."),
+          "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
+          "'bench sandbox' generated code in the sandbox."),
     no_args_is_help=True,
 )
 
@@ -104,6 +106,7 @@ _register(bench_app, "agents", bench.agents)
 _register(bench_app, "harness", bench.harness)
 _register(bench_app, "referee", bench.referee)
 _register(bench_app, "paper", bench_paper.paper)
+_register(bench_app, "sandbox", bench_sandbox.sandbox)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 _register(train_app, "posnet", train.posnet)

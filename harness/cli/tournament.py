@@ -89,6 +89,8 @@ def match(
     (simulator access to the true K). The game loop and K stay with the referee;
     every other agent plays from a player process that gets only the rules, its
     spec and its seed (--in-process: UNENFORCED, both in the process that holds K).
+    A model agent is a spec too (llm-policy:model=M, llm-strategist:model=M): it
+    plays frozen, and every model call it makes is recorded in DIR/calls.jsonl.
     """
     if env is None:
         raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them)")

@@ -119,7 +119,8 @@ def _answer_act(wire: Wire, seat: _Seat, message: dict[str, Any]) -> None:
     except Exception as failure:  # noqa: BLE001 - the referee names the agent and the game, and stops the run
         wire.send("act_error", error=f"{type(failure).__name__}: {failure}"[:MAX_ERROR])
         return
-    wire.send("move", move=move)
+    calls = seat.take_calls()  # a model agent's calls for this move (recorded by the referee's side)
+    wire.send("move", move=move, **({"calls": calls} if calls else {}))
 
 
 class _Seat:
@@ -128,10 +129,12 @@ class _Seat:
     def __init__(self) -> None:
         self._agent: Any = None
         self._rules: Rules | None = None
+        self._calls: list[dict[str, Any]] = []  # model calls the agent reported since the last move was sent
 
     def new_game(self, message: dict[str, Any]) -> str | None:
         """Build the game's agent; the error text if it cannot be built."""
         self._agent = self._rules = None  # the last game's agent is gone, whatever happens next
+        self._calls = []
         spec, rules = message.get("spec"), message.get("rules")
         if not isinstance(spec, str) or not spec or len(spec) > MAX_SPEC or not isinstance(rules, str):
             raise ProtocolViolation("op 'new_game' needs a string 'spec' and the rules as JSON text")
@@ -141,13 +144,17 @@ class _Seat:
         try:
             game_rules = rules_from_text(rules)
             generator = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[stream])
-            self._agent = make_agent(spec, AgentContext(game_rules), generator)
+            self._agent = make_agent(spec, AgentContext(game_rules, record_call=self._calls.append), generator)
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as failure:  # noqa: BLE001 - reported to the referee, which names the agent
             return f"{type(failure).__name__}: {failure}"
         self._rules = game_rules
         return None
+
+    def take_calls(self) -> list[dict[str, Any]]:
+        calls, self._calls[:] = list(self._calls), []
+        return calls
 
     def act(self, state: State, legal: list[int]) -> int:
         if self._agent is None or self._rules is None:

@@ -31,6 +31,7 @@ from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire, int_
 from harness.registry.plugins import plugin_sources
 
 JOIN_SECONDS = 10.0
+MAX_CALLS_PER_MOVE = 100  # attempts of one move (re-asks and retries are far fewer)
 
 
 @lru_cache(maxsize=64)
@@ -141,6 +142,7 @@ class RemotePlayer:
         self._seat = seat
         self.name = spec
         self._who, self._side = who, side
+        self.calls: list[dict[str, Any]] = []  # a model agent's calls, in order, as the player process reported them
 
     def act(self, observation: Observation) -> int:
         state = observation.state
@@ -153,10 +155,19 @@ class RemotePlayer:
             error = str(reply.get("error"))[:2000]
             raise AgentFailed(self.name, self._who, f"failed to choose a move: {error}", error)
         try:
-            return int_field(reply, "move")
+            move = int_field(reply, "move")
+            self.calls.extend(_calls(reply))
+            return move
         except ProtocolViolation as violation:
             self._seat.stop()
             raise AgentFailed(self.name, self._who, f"broke the referee's protocol: {violation}") from None
+
+
+def _calls(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = reply.get("calls", [])
+    if not isinstance(calls, list) or len(calls) > MAX_CALLS_PER_MOVE or not all(isinstance(c, dict) for c in calls):
+        raise ProtocolViolation(f"op 'move': 'calls' must be a list of at most {MAX_CALLS_PER_MOVE} JSON objects")
+    return calls
 
 
 class Seats:

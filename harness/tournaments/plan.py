@@ -36,10 +36,10 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import AgentContext
 from agents.spec import AgentSpecError
@@ -49,7 +49,7 @@ from engine.protocol.policy import Policy
 from engine.state import BLACK, WHITE
 from harness.play.game import play_game
 from harness.play.grants import EvaluationGrants
-from harness.referee.seats import AgentFailed, Seat, Seats
+from harness.referee.seats import AgentFailed, RemotePlayer, Seat, Seats
 from harness.registry.specs import canonical_spec, make_agent, parse_spec
 
 GAME_LINE_SCHEMA = 1
@@ -165,6 +165,7 @@ class GameLine(BaseModel):
     privileged: bool
     simulator: dict[str, PrivilegedUsage] = {}
     seconds: float
+    calls: tuple[dict[str, Any], ...] = Field(default=(), exclude=True)  # model agents' calls: calls.jsonl, not here
 
 
 def round_robin(specs: Sequence[str]) -> tuple[Pairing, ...]:
@@ -291,23 +292,29 @@ def _play(task: GameTask, seats: Seats | None) -> GameLine:
     seeds = np.random.SeedSequence(task.game_seed).spawn(2)
     grants: dict[str, EvaluationGrants] = {}
     agents: list[Policy] = []
+    calls: dict[str, list[dict[str, Any]]] = {"a": [], "b": []}  # model agents' calls (spec-built ones report them)
     for stream, (side, spec) in enumerate((("a", task.pairing.a), ("b", task.pairing.b))):
         if is_privileged(spec):
             grants[side] = EvaluationGrants(env)
-            context = AgentContext(env.rules, grant_simulator=grants[side].grant_simulator)
+            context = AgentContext(env.rules, grant_simulator=grants[side].grant_simulator, record_call=calls[side].append)
             agents.append(make_agent(spec, context, np.random.default_rng(seeds[stream])))
         elif task.referee and seats is not None:
             colour = "black" if (task.a_colour == BLACK) == (side == "a") else "white"
             who = f"{side.upper()}, {colour}"
             agents.append(seats.side(side).new_game(env.rules, spec, task.game_seed, stream, who, side))
         else:
-            agents.append(make_agent(spec, AgentContext(env.rules), np.random.default_rng(seeds[stream])))
+            agents.append(make_agent(spec, AgentContext(env.rules, record_call=calls[side].append),
+                                     np.random.default_rng(seeds[stream])))
     a, b = agents
     black, white = (a, b) if task.a_colour == BLACK else (b, a)
     started = time.perf_counter()
     record = play_game(env.rules, env.condition, black, white)
     seconds = time.perf_counter() - started
     simulator = {side: grantor.usage for side, grantor in grants.items()}
+    for side, agent in zip(("a", "b"), agents):
+        calls[side].extend(getattr(agent, "calls", []) if isinstance(agent, RemotePlayer) else [])
+    game_calls = tuple({"side": side, "agent": spec, **call}
+                       for side, spec in (("a", task.pairing.a), ("b", task.pairing.b)) for call in calls[side])
     return GameLine(
         env_id=env.id, env_name=env.name, pairing=task.pairing_index, game=task.game_index,
         agent_a=task.pairing.a, agent_b=task.pairing.b, a_colour="black" if task.a_colour == BLACK else "white",
@@ -316,5 +323,5 @@ def _play(task: GameTask, seats: Seats | None) -> GameLine:
         moves=record.moves, plies=record.plies, black_discs=record.black, white_discs=record.white,
         rewards=record.rewards, a_reward=record.reward(task.a_colour), seed=task.seed, game_seed=task.game_seed,
         privileged=bool(grants),
-        simulator=simulator, seconds=round(seconds, 6),
+        simulator=simulator, seconds=round(seconds, 6), calls=game_calls,
     )

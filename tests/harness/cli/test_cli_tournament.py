@@ -140,12 +140,12 @@ def test_bench_agents_rejects_bad_numbers(invoke, user_error):
     user_error(invoke("bench", "agents", "--seed", "-1"), "--seed must be 0 or more")
 
 
-def test_agents_lists_model_driven_agents_and_a_tournament_refuses_them(invoke, tmp_path):
+def test_agents_lists_model_driven_agents_and_a_tournament_refuses_one_without_its_model(invoke, tmp_path):
     listing = invoke("agents")
     assert re.search(r"^\s*llm-policy\s+model=.*\bno\s+yes\s+", listing.output, re.MULTILINE), listing.output
     assert re.search(r"^\s*random\s+-\s+no\s+no\s+", listing.output, re.MULTILINE), listing.output
     result = invoke("tournament", "--agents", "random,llm-policy", "--envs", "0", "--games", "2", "--out", tmp_path / "t")
-    assert result.exit_code == 2 and "arena run --agent llm-policy" in result.output, result.output
+    assert result.exit_code == 2 and "name its model in the spec (llm-policy:model=" in result.output, result.output
     assert not (tmp_path / "t").exists()
 
 

@@ -120,21 +120,22 @@ tuple_setitem = cast(Callable[[tuple[Any, ...], int, Any], tuple[Any, ...]], _tu
 HAS_PDEP = "+bmi2" in llvm_binding.get_host_cpu_features().flatten().split(",")
 
 
-if HAS_PDEP:
+@njit(inline="always")
+def _select_pdep(word, rank):
+    """Index of the set bit of rank ``rank`` in ``word`` (BMI2 pdep)."""
+    return int(trailing_zeros(_pdep(ONE << U64(rank), word)))
 
-    @njit(inline="always")
-    def select_in_word(word, rank):
-        """Index of the set bit of rank ``rank`` in ``word`` (BMI2 pdep)."""
-        return int(trailing_zeros(_pdep(ONE << U64(rank), word)))
 
-else:
+@njit(inline="always")
+def _select_loop(word, rank):
+    """Index of the set bit of rank ``rank`` in ``word`` (portable loop)."""
+    for _ in range(rank):
+        word &= word - ONE
+    return int(trailing_zeros(word))
 
-    @njit(inline="always")
-    def select_in_word(word, rank):
-        """Index of the set bit of rank ``rank`` in ``word`` (portable loop)."""
-        for _ in range(rank):
-            word &= word - ONE
-        return int(trailing_zeros(word))
+
+# Both are defined (and tested); the kernels call the one this CPU runs.
+select_in_word = _select_pdep if HAS_PDEP else _select_loop
 
 
 @njit(inline="always")

@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: venv numba-cache demo test coverage coverage-floor bench clean
+.PHONY: venv numba-cache sandbox-tools demo test coverage coverage-floor bench clean
 
 venv: $(STAMP)
 
@@ -17,6 +17,14 @@ $(STAMP): requirements.lock pyproject.toml
 	$(VENV)/bin/python -m pip install -r requirements.lock
 	$(VENV)/bin/python -m pip install --no-deps -e .
 	touch $(STAMP)
+
+# Generated code (code-world-model agents) runs only under bubblewrap (docs/sandbox.md): installed here when it
+# is missing and we are root; otherwise say how. Without it the sandbox tests skip and generated code is refused.
+sandbox-tools:
+	@command -v bwrap >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get install -y -q bubblewrap >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; } \
+		|| echo "note: could not install bubblewrap (apt-get install -y bubblewrap); sandbox tests will skip"; \
+	else echo "note: bubblewrap is missing: sudo apt-get install -y bubblewrap (generated code runs only sandboxed, or with --unsandboxed)"; fi; }
 
 # numba's on-disk cache does not notice when a kernel that another module calls changes,
 # so it is dropped whenever any numba source changes.
@@ -30,13 +38,13 @@ $(NUMBA_STAMP): $(NUMBA_SOURCES)
 
 numba-cache: $(NUMBA_STAMP)
 
-demo: venv numba-cache
+demo: venv numba-cache sandbox-tools
 	$(VENV)/bin/arena demo
 
 # lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles);
 # ruff lints and mypy checks types (both configured in pyproject.toml: mypy is strict on engine/,
 # harness/records/ and harness/models/).
-test: venv numba-cache
+test: venv numba-cache sandbox-tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy

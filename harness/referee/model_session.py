@@ -89,8 +89,8 @@ class ModelSession:
         self.referee = Referee(env, job.budget, Ledger(layout=env.layout.name, budget=job.budget, records=job.records))
         self._sinks = sinks
         self._next_game = len(job.records)  # the next adaptation game the agent may report
-        self._moves: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._reports: dict[int, asyncio.Future[None]] = {}
+        self._moves: dict[int, asyncio.Future[Any]] = {}  # game -> its open move request
+        self._reports: dict[int, asyncio.Future[Any]] = {}  # game -> its open report request
         self._broken: Exception | None = None
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe(duplex=True)

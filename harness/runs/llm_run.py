@@ -267,7 +267,7 @@ class _Run:
         mine, theirs = player.decider(number), from_policy(opponent)
         deciders = (mine, theirs) if colour == BLACK else (theirs, mine)
         names = (config.agent, opponent.name) if colour == BLACK else (opponent.name, config.agent)
-        game, decisions = await play_game_async(self.env.rules, self.env.condition, *deciders, names)
+        game, decisions = await play_game_async(self.env.rules, self.env.condition, deciders[0], deciders[1], names)
         entry = _entry(game.record, game.forfeit_by, "eval", number, opponent.name, COLOUR_NAMES[colour], game.failures[colour],
                        config.seed)
         return entry, colour, decisions
@@ -288,12 +288,12 @@ def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe
 def _entry(record: GameRecord, forfeit_by: int | None, phase: str, index: int, opponent: str, agent_colour: str,
            failures: FailureCounts, seed: int, names: tuple[str, str] | None = None) -> GameEntry:
     black, white = names or (record.black_policy, record.white_policy)
-    return GameEntry(
+    return GameEntry.model_validate(dict(  # phase, colour and forfeit checked against the entry's literals here
         game_index=index, phase=phase, layout=record.layout, black=black, white=white,
         opponent=opponent, agent_colour=agent_colour, moves=record.moves, black_discs=record.black,
         white_discs=record.white, rewards=record.rewards,
         forfeit_by=None if forfeit_by is None else COLOUR_NAMES[forfeit_by], failures=failures, seed=seed,
-    )
+    ))
 
 
 def _beliefs_done(run_dir: Path) -> list[int]:

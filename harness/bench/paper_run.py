@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from harness.bench.paper_plan import SCHEMA, EnvAgentResult, PaperPlan
 from harness.bench.paper_worker import run_task
+from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.registry.plugins import loaded_plugins
 from harness.tournaments.plan import TournamentError
@@ -94,11 +95,19 @@ def run_bench_paper(
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise TournamentError(f"jobs={jobs!r}: give 1 or more worker processes")
+    if not resume:
+        check_run_dir(run_dir)
+    with writer_lock(run_dir):  # one writer per run directory: a second command fails at once, naming the holder
+        _run_pairs(plan, run_dir, jobs, command, resume, on_result)
+    recorded = read_results(run_dir)
+    return [recorded[task.key] for task in plan.tasks() if task.key in recorded]
+
+
+def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: bool,
+               on_result: Callable[[EnvAgentResult], None] | None) -> None:
+    """Play the pairs not finished yet and append their lines (the caller holds the writer lock)."""
     if resume:
         _drop_partial_line(run_dir / "results.jsonl")
-    else:
-        check_run_dir(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     finished = {k for k, r in read_results(run_dir).items() if r.status == "ok"} if resume else set()
     todo = [task for task in plan.tasks() if task.key not in finished]
     manifest = _manifest(plan, run_dir, jobs, command, resumed=len(finished))
@@ -118,8 +127,6 @@ def run_bench_paper(
     finally:
         _write_json(run_dir / "manifest.json", manifest | {"status": status, "finished_at": _now()}
                     | ({"error": error} if error else {}))
-    recorded = read_results(run_dir)
-    return [recorded[task.key] for task in plan.tasks() if task.key in recorded]
 
 
 def _drop_partial_line(path: Path) -> None:

@@ -39,6 +39,7 @@ from harness.cli import (
 from harness.cli import replay as replay_cli
 from harness.cli.console import print_error
 from harness.models.errors import ModelConfigError
+from harness.records.lock import RunLocked
 from harness.records.transcript import TranscriptError
 from harness.runs.llm_run import RunConfigError
 from harness.tournaments.plan import TournamentError
@@ -46,7 +47,7 @@ from harness.tournaments.plan import TournamentError
 USER_ERROR_EXIT_CODE = 2
 USER_ERRORS = (
     LayoutError, UnknownEnvironmentError, ConditionError, NotationError, IllegalMoveError, typer.BadParameter,
-    AgentSpecError, TournamentError, RunConfigError, ModelConfigError, TranscriptError,
+    AgentSpecError, TournamentError, RunConfigError, ModelConfigError, TranscriptError, RunLocked,
 )
 
 

@@ -52,6 +52,7 @@ from harness.play.game import PlyDecision, from_policy, play_game_async
 from harness.play.grants import EvaluationGrants
 from harness.prompting.renderer import PromptRenderer
 from harness.prompting.strategist_agent import Strategy
+from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.records.transcript import (
     GameEntry,
@@ -114,12 +115,13 @@ def run_llm(
         run_dir = Path(out) / (run_id or f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{config.agent}-env{config.env}-s{config.seed}")
         if run_dir.exists() and any(run_dir.iterdir()):
             raise RunConfigError(f"{run_dir} already holds a run: resume it or choose another --out")
-    run = _Run(config, run_dir, resume is not None, on_game, progress, client)
-    try:
-        asyncio.run(run.play())
-    finally:
-        run.close()
-    write_results(run_dir, stopped=run.stopped, refereed=run.refereed)
+    with writer_lock(run_dir):  # one writer per run: a second command on it fails at once, naming the holder
+        run = _Run(config, run_dir, resume is not None, on_game, progress, client)
+        try:
+            asyncio.run(run.play())
+        finally:
+            run.close()
+        write_results(run_dir, stopped=run.stopped, refereed=run.refereed)
     if run.down is not None:
         raise run.down.in_run(str(run_dir))
     if run.failed is not None:

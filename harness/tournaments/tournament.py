@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.referee.seats import Seats
 from harness.registry.plugins import load_worker_plugins, loaded_plugins, plugin_sources
@@ -205,7 +206,8 @@ def run_tournament(
             check_agents_on_seat(plan, seats.a)  # before anything is written; raises AgentSpecError
             if jobs > 1:
                 seats.close()  # the workers have their own
-        return _record(plan, run_dir, jobs, seats, command, kind, on_game)
+        with writer_lock(run_dir):  # one writer per run directory: a second command fails at once, naming the holder
+            return _record(plan, run_dir, jobs, seats, command, kind, on_game)
 
 
 def _record(plan: TournamentPlan, run_dir: Path, jobs: int, seats: Seats, command: str, kind: str,

@@ -60,7 +60,7 @@ from harness.cli.tournament import split_specs
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
 from harness.tournaments.tournament import check_run_dir
 
-FAILED_PAIRS_EXIT_CODE = 1
+FAILED_EXIT_CODE = 1  # a pair failed or a target row says FAIL (0: every row PASS or n/a; 2: a user error)
 DEFAULT_JOBS = 2
 
 
@@ -142,8 +142,8 @@ def paper(
         )
     summary, plots = write_outputs(plan, results, run_dir, paper_table)
     print_summary(summary, run_dir, plots)
-    if failures(summary):
-        raise typer.Exit(FAILED_PAIRS_EXIT_CODE)
+    if failures(summary) or any(check.passed is False for check in summary.checks):
+        raise typer.Exit(FAILED_EXIT_CODE)  # a failed pair or a FAIL target row: a CI job can tell
 
 
 def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: Path, plugin_words: list[str]) -> str:

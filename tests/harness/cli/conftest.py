@@ -60,3 +60,18 @@ def assert_user_error(result, *fragments: str) -> None:
     assert len(error_lines) == 1, result.output
     for fragment in fragments:
         assert fragment in error_lines[0], result.output
+
+
+@pytest.fixture
+def bench_paper_ok():
+    """Assert a finished ``arena bench paper`` exited as its output says: 1 with a FAIL target row, else 0."""
+
+    def check(result, out: Path) -> None:
+        import json  # noqa: PLC0415 - only here
+
+        checks = json.loads((out / "results.json").read_text())["checks"]
+        failing = any(check["passed"] is False for check in checks)
+        assert ("  FAIL " in result.output) == failing, result.output
+        assert result.exit_code == (1 if failing else 0), result.output
+
+    return check

@@ -7,11 +7,11 @@ import json
 import pytest
 
 
-def test_tiny_run_exits_0_and_writes_everything(invoke, tmp_path):
+def test_tiny_run_exits_as_its_target_rows_say_and_writes_everything(invoke, bench_paper_ok, tmp_path):
     out = tmp_path / "run"
     result = invoke("bench", "paper", "--envs", "0", "--agents", "minimax:depth=1", "--budget", "10", "--games", "2",
                     "--checkpoint-games", "2", "--jobs", "1", "--out", out)
-    assert result.exit_code == 0, result.output
+    bench_paper_ok(result, out)
     for text in ("Per environment: minimax:depth=1", "Per condition: win rate", "Targets (issue 5)", "MCTS-100*",
                  "n/a", f"run recorded in {out}"):
         assert text in result.output, result.output
@@ -21,7 +21,7 @@ def test_tiny_run_exits_0_and_writes_everything(invoke, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["command"].startswith("arena bench paper --envs 0 --agents minimax:depth=1 --budget 10")
     resumed = invoke("bench", "paper", "--resume", out, "--jobs", "1")
-    assert resumed.exit_code == 0, resumed.output
+    bench_paper_ok(resumed, out)
     assert len((out / "results.jsonl").read_text().splitlines()) == 1
 
 
@@ -49,11 +49,11 @@ def test_resume_refuses_new_settings(invoke, user_error, tmp_path):
     ([], "process", "Enforced: each agent adapted in its own process"),
     (["--in-process"], "in-process (UNENFORCED", "**UNENFORCED**: agents adapted in-process"),
 ])
-def test_the_run_records_and_reports_how_the_budget_was_held(invoke, tmp_path, flags, mode, report_line):
+def test_the_run_records_and_reports_how_the_budget_was_held(invoke, bench_paper_ok, tmp_path, flags, mode, report_line):
     out = tmp_path / "run"
     result = invoke("bench", "paper", "--envs", "5", "--agents", "interval", "--budget", "6", "--games", "2",
                     "--checkpoint-games", "2", "--jobs", "1", "--out", out, *flags)
-    assert result.exit_code == 0, result.output
+    bench_paper_ok(result, out)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["referee"].startswith(mode) and manifest["plan"]["referee"] is (not flags)
     assert report_line in (out / "report.md").read_text()

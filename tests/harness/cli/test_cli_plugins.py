@@ -93,11 +93,11 @@ def test_tournament_workers_load_the_plugin(invoke, agent_file, tmp_path):
     assert manifest["plugins"] == {"edge-move": str(agent_file)}
 
 
-def test_bench_paper_quick_adapts_and_evaluates_the_plugin_agent_in_workers(invoke, agent_file, tmp_path):
+def test_bench_paper_quick_adapts_and_evaluates_the_plugin_agent_in_workers(invoke, bench_paper_ok, agent_file, tmp_path):
     out = tmp_path / "bench"
     result = invoke("bench", "paper", "--quick", "--envs", "5,12", "--games", "2", "--checkpoint-games", "2",
                     "--agents", "edge-move", "--plugin", agent_file, "--jobs", "2", "--out", out)
-    assert result.exit_code == 0, result.output
+    bench_paper_ok(result, out)
     assert "Per environment: edge-move" in result.output
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted((line["env_id"], line["agent"], line["status"], line["games_used"]) for line in lines) == [

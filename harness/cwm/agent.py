@@ -1,0 +1,272 @@
+"""``cwm``: the model writes the game as code; the agent tests it on its own games, refines it and plans on it.
+
+``adapt(arena)``:
+
+1. *Explore*: ``explore_games`` uniformly random self-play games through
+   :meth:`harness.play.arena.Arena.play_verified`. Every ``holdout_every``-th is
+   held out: never shown to the model, it measures test accuracy.
+2. *Synthesize and refine* (:class:`~harness.cwm.refine.Synthesizer`): a program
+   from ``cwm_synthesize.j2``, refined (``conversation`` or ``tree`` mode) against
+   the unit tests of the shown games (:mod:`harness.cwm.tests_from_games`) until
+   it passes them all or the episode's calls are spent; the best is kept.
+3. *Play* the rest of the budget by self-play with MCTS on the program, inside
+   the sandbox (``worker.plan``). Every move is still verified by the true engine:
+   when the program's legal moves disagree with the engine's, the disagreement is
+   counted as a model error, a random legal move is played, and the step becomes
+   a transition test. A finished game whose rewards the program's ``returns``
+   contradicts (a *surprise*) becomes an outcome test; after such a game, or a
+   model error, the program is refined again while model calls are left
+   (``max_calls`` over the whole adaptation).
+
+What it reports: every model call to ``on_call`` (fields of the other model
+agents), every game to ``on_game``, and after each refinement episode the K
+interval the program's reward code implies (:func:`~harness.cwm.probe.implied_interval`,
+over every split of the final totals seen) as a belief to ``on_belief``. ``steps``
+holds train/test transition and outcome accuracy of every candidate tested, by
+model call; ``counts()`` the totals (model errors, surprises, code errors,
+sandbox failures by kind). Frozen evaluation (``decider``/``act``) plans with the
+last program (a random legal move if none). Call :meth:`close` to stop its worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.base import AgentContext
+from agents.interval_belief import KInterval
+from engine.protocol.belief import Belief
+from engine.protocol.observation import Observation
+from harness.cwm import coder as _coder  # noqa: F401  (registers mock/coder)
+from harness.cwm.probe import implied_interval
+from harness.cwm.refine import Candidate, RefineConfig, Synthesizer
+from harness.cwm.tests_from_games import TestSuite, UnitTest, random_transitions, run_tests
+from harness.cwm.world import Outcome, Step, evidence_rows, final_state, state_json
+from harness.models.client import ModelClient
+from harness.play.decisions import MoveDecision
+from harness.prompting.policy_agent import PHASE_CODES, BeliefSink, CallSink, GameSink, MemoryAgent, _no_call
+from harness.prompting.renderer import PromptRenderer
+from harness.sandbox.client import SandboxWorker
+
+
+@dataclass(frozen=True)
+class CwmConfig:
+    """Exploration, model calls, planning."""
+
+    explore_games: int = 20
+    holdout_every: int = 4  # every n-th exploration game is held out (0: none)
+    heldout_transitions: int = 10_000  # random-play transitions of the true engine in the held-out set
+    max_calls: int = 12  # model calls over the whole adaptation
+    simulations: int = 100
+    max_plies: int = 200
+    uct_c: float = 1.4
+    refine: RefineConfig = field(default_factory=RefineConfig)
+    hint_level: str = "none"  # for the shared system prompt of MemoryAgent (the cwm prompts hold their own rules)
+
+    def __post_init__(self) -> None:
+        if self.explore_games < 0 or self.max_calls < 1 or self.simulations < 1 or self.holdout_every < 0:
+            raise ValueError("cwm: explore_games, holdout_every >= 0; max_calls, simulations >= 1")
+
+
+class CwmAgent(MemoryAgent):
+    """A code world model, refined against the agent's games and planned on by MCTS; see the module docstring."""
+
+    name = "cwm"
+
+    def __init__(
+        self, context: AgentContext, rng: np.random.Generator, client: ModelClient, *,
+        budget: int, seed: int = 0, config: CwmConfig | None = None, renderer: PromptRenderer | None = None,
+        on_call: CallSink = _no_call, on_game: GameSink | None = None, on_belief: BeliefSink | None = None,
+        beliefs_done: Sequence[int] = (),
+    ) -> None:
+        config = config or CwmConfig()
+        super().__init__(context, rng, client, budget=budget, seed=seed, config=config, renderer=renderer,
+                         on_call=on_call, on_game=on_game, on_belief=on_belief, beliefs_done=beliefs_done)
+        self.synth = Synthesizer(client, self.rules, renderer=self.renderer, config=config.refine, on_call=on_call,
+                                 seed=seed, on_candidate=self._measure, budget=budget)
+        self.train, self.heldout = TestSuite(), TestSuite()
+        self.shown: list[Outcome] = []
+        self.totals: set[int] = set()
+        self.best: Candidate | None = None
+        self.worker: SandboxWorker | None = None
+        self.steps: list[dict[str, Any]] = []
+        self.model_errors = self.surprises = self.plan_failures = 0
+        self.interval: KInterval | None = None
+        self._random_tests: list[UnitTest] | None = None
+        self._new_tests = False
+
+    # ------------------------------------------------------------------ adaptation
+
+    async def adapt_async(self, arena: Any) -> None:
+        """Explore, synthesize, refine, then play the rest of the budget on the program (module docstring)."""
+        self.rebuild_memory(arena)
+        for index, record in enumerate(arena.ledger.records):
+            self._learn(index, record, exploration=index < self.config.explore_games)
+        while arena.remaining > 0 and arena.games_played < self.config.explore_games:
+            await self._play(arena, self._random_decider("adapt", arena.games_played), exploration=True)
+        await self._improve(arena.games_played, first=self.best is None)
+        while arena.remaining > 0:
+            await self._play(arena, self.decider("adapt", arena.games_played), exploration=False)
+            if self._new_tests and self.synth.calls < self.config.max_calls:
+                await self._improve(arena.games_played, first=False)
+        if self.worker is not None:
+            self.interval = implied_interval(self.worker, self.rules, self.totals)  # over every total seen
+
+    async def _play(self, arena: Any, decide: Callable[[Observation], MoveDecision], exploration: bool) -> None:
+        index = arena.games_played
+        game, _ = await arena.play_verified(decide, decide, (self.name, self.name))
+        self.remember(game.record, index % 2)
+        self._learn(index, game.record, exploration)
+        if self.on_game is not None:
+            self.on_game("adapt", index, game, index % 2)
+
+    def _learn(self, index: int, record: Any, exploration: bool) -> None:
+        """Turn a finished game into tests: all its steps if a shown exploration game, else its outcome."""
+        moves, rewards = list(record.moves), (int(record.rewards[0]), int(record.rewards[1]))
+        held = exploration and self.config.holdout_every and index % self.config.holdout_every == self.config.holdout_every - 1
+        self.totals.add(record.black + record.white)
+        if held:
+            self.heldout.add_game(self.rules, moves, rewards, index)
+            return
+        known = (record.black, record.white) in self.train.outcomes
+        outcome = self.train.add_game(self.rules, moves, rewards, index, transitions=exploration)
+        self.shown.append(outcome)
+        if not exploration and not known and self.worker is not None:
+            answer = self.worker.call("returns", [state_json(self.rules, final_state(self.rules, moves))])
+            if not answer.ok or list(answer.value or []) != list(rewards):
+                self.surprises += 1
+                self._new_tests = True
+
+    async def _improve(self, games_played: int, first: bool) -> None:
+        """Synthesize (first time) or re-test the best program on the tests now known, then refine it."""
+        self._new_tests = False
+        tests, evidence = self.train.tests, evidence_rows(self.shown)
+        left = self.config.max_calls - self.synth.calls
+        if left <= 0 or not tests:
+            return
+        if first or self.best is None:
+            start = await self.synth.synthesize(tests, evidence, games_played)
+            left -= 1
+        else:
+            start = await self.synth.rescore(self.best, tests)
+        best = await self.synth.refine(start, tests, evidence, games_played, min(left, self.config.refine.calls_per_episode))
+        if best.source is not None and (self.best is None or best.source != self.best.source):
+            self._use(best)
+        elif best.source is not None:
+            self.best = best
+        self._report_belief(games_played)
+
+    def _use(self, candidate: Candidate) -> None:
+        self.close()
+        self.worker = None
+        self.best = candidate
+        assert candidate.source is not None
+        self.worker = SandboxWorker(candidate.source, self.config.refine.limits, unsandboxed=self.config.refine.unsandboxed)
+        self.interval = implied_interval(self.worker, self.rules, self.totals)
+
+    def _report_belief(self, games_played: int) -> None:
+        if self.worker is not None:
+            self.interval = implied_interval(self.worker, self.rules, self.totals)
+        if self.on_belief is not None and games_played not in self.beliefs_done:
+            self.beliefs_done.add(games_played)
+            error = None if self.interval is not None else "the program's returns fit no threshold K"
+            self.on_belief(games_played, self.belief() if self.interval is not None else None, error)
+
+    async def _measure(self, candidate: Candidate, worker: SandboxWorker) -> None:
+        """Train and held-out accuracy of a candidate just tested (``steps``)."""
+        if self._random_tests is None:
+            self._random_tests = random_transitions(self.rules, self.config.heldout_transitions, self.seed)
+        held_games = run_tests(worker, self.heldout.tests) if len(self.heldout) else None
+        held_random = run_tests(worker, self._random_tests) if self._random_tests else None
+        transitions = [s.transition for s in (held_games, held_random) if s is not None and s.transition is not None]
+        self.steps.append({
+            "model_calls": self.synth.calls, "train_transition": candidate.score.transition,
+            "train_outcome": candidate.score.outcome, "train_h": candidate.score.h,
+            "test_transition": min(transitions) if transitions else None,
+            "test_transition_random": held_random.transition if held_random else None,
+            "test_outcome": held_games.outcome if held_games else None, "tests": candidate.score.total,
+        })
+
+    # ------------------------------------------------------------------ play
+
+    def _random_decider(self, phase: str, game_index: int) -> Callable[[Observation], MoveDecision]:
+        rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index, 1])
+
+        def decide(obs: Observation) -> MoveDecision:
+            return MoveDecision(int(obs.legal_moves[rng.integers(len(obs.legal_moves))]), False, [])
+
+        decide.name = self.name  # type: ignore[attr-defined]
+        return decide
+
+    def decider(self, phase: str, game_index: int) -> Callable[[Observation], MoveDecision]:
+        """MCTS on the program in the sandbox, every move checked against the engine's legal moves."""
+        rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
+        fallback = self._random_decider(phase, game_index)
+
+        def decide(obs: Observation) -> MoveDecision:
+            worker, legal = self.worker, sorted(obs.legal_moves)
+            if worker is None:
+                return fallback(obs)
+            state = state_json(self.rules, obs.state)
+            answer = worker.call("legal_actions", [state])
+            if not answer.ok or not isinstance(answer.value, list) or sorted(answer.value) != legal:
+                return self._model_error(obs, legal, rng, phase)
+            plan = worker.plan("mcts", state=state, simulations=self.config.simulations, c=self.config.uct_c,
+                               max_plies=self.config.max_plies, seed=int(rng.integers(2**31)))
+            if not plan.ok or plan.value.get("action") not in legal:
+                self.plan_failures += 1
+                return MoveDecision(int(legal[rng.integers(len(legal))]), False, [])
+            return MoveDecision(int(plan.value["action"]), False, [])
+
+        decide.name = self.name  # type: ignore[attr-defined]
+        return decide
+
+    def _model_error(self, obs: Observation, legal: list[int], rng: np.random.Generator, phase: str) -> MoveDecision:
+        """A legal-move disagreement: counted, a random legal move played, the step a new transition test."""
+        move = int(legal[rng.integers(len(legal))])
+        self.model_errors += 1
+        if phase == "adapt":
+            after = self.rules.play(obs.state, move)
+            self.train.add_transition(self.rules, Step(-1, obs.move_number, obs.state, move, tuple(sorted(obs.legal_moves)),
+                                                       after, self.rules.is_over(after)))
+            self._new_tests = True
+        return MoveDecision(move, False, [])
+
+    def report_calls(self, phase: str, game_index: int, decisions: Sequence[Any]) -> None:
+        """No model calls are made during a game (kept for the harness's interface)."""
+        return None
+
+    def act(self, observation: Observation) -> int:
+        """A frozen move: MCTS on the last program."""
+        decision = self.decider("eval", 0)(observation)
+        assert decision.move is not None
+        return decision.move
+
+    # ------------------------------------------------------------------ what it knows
+
+    def belief(self) -> Belief:
+        """The K interval the program's reward code implies, reported like the interval agent's."""
+        if self.interval is None:
+            return Belief(regime="unknown", k_low=0.0, k_high=1.0, confidence=0.0,
+                          rationale="no program whose returns fit a threshold K")
+        belief = self.interval.belief()
+        return belief.model_copy(update={"rationale": f"K in {self.interval.describe()}, implied by the program's returns"})
+
+    def counts(self) -> dict[str, Any]:
+        """Totals for metrics: model calls, code errors, model errors, surprises, sandbox failures by kind."""
+        failures = dict(self.synth.sandbox_failures)
+        if self.worker is not None:
+            for kind, count in self.worker.failures.items():
+                failures[kind] = failures.get(kind, 0) + count
+        return {"model_calls": self.synth.calls, "code_errors": self.synth.code_errors, "model_errors": self.model_errors,
+                "surprises": self.surprises, "plan_failures": self.plan_failures, "sandbox_failures": failures,
+                "k_interval": self.interval.describe() if self.interval is not None else None,
+                "tests": len(self.train), "heldout_tests": len(self.heldout)}
+
+    def close(self) -> None:
+        """Stop the program's worker (a later move starts it again)."""
+        if self.worker is not None:
+            self.worker.close()

@@ -1,0 +1,82 @@
+"""The cwm agent with mock/coder: adapts on one environment of each condition family; its code's K interval holds K."""
+
+from __future__ import annotations
+
+import asyncio
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from agents.base import AgentContext
+from agents.interval_belief import KInterval
+from agents.simple import RandomAgent
+from engine import make_env
+from harness.cwm.agent import CwmAgent, CwmConfig
+from harness.cwm.coder import feasible_k, program_for, simplest_k
+from harness.cwm.refine import RefineConfig
+from harness.models.client import ModelClient
+from harness.play.arena import Arena
+from harness.play.game import from_policy, play_game_sync
+from harness.sandbox.limits import Limits
+
+LAYOUT = 5  # Random Board 2 (6x8, obstacles): the smallest benchmark board, so a test takes seconds
+FAMILIES = {"K>1": 0, "0.5<K<1": 2, "0<K<0.5": 4, "K<0": 1, "blitz": 7}  # condition indices
+BUDGET = 24
+
+
+def _agent(env, mode: str, calls: list, beliefs: list) -> CwmAgent:
+    config = CwmConfig(explore_games=12, heldout_transitions=60, max_calls=5, simulations=8,
+                       refine=RefineConfig(mode=mode, limits=Limits(call_s=30.0, start_s=20.0, cpu_s=3600)))
+    return CwmAgent(AgentContext(env.rules), np.random.default_rng(0), ModelClient("mock/coder"), budget=BUDGET, seed=3,
+                    config=config, on_call=calls.append, on_belief=lambda *args: beliefs.append(args))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_cwm_adapts_and_its_reward_code_holds_the_true_k(sandbox_ready, family):
+    env = make_env(7 * FAMILIES[family] + LAYOUT)
+    calls, beliefs = [], []
+    agent = _agent(env, "tree" if FAMILIES[family] % 2 == 0 else "conversation", calls, beliefs)
+    arena = Arena(env, budget=BUDGET)
+    try:
+        asyncio.run(agent.adapt_async(arena))
+        assert arena.remaining == 0
+        assert agent.interval is not None and agent.interval.contains(env.condition.k), agent.counts()
+        assert agent.best is not None and agent.best.score.all_passed
+        assert 1 <= len(calls) == agent.synth.calls <= 5 and all(c["failure_kind"] is None for c in calls[-1:])
+        assert agent.steps and agent.steps[-1]["train_h"] == 1.0 and agent.steps[-1]["test_transition"] == 1.0
+        assert beliefs and beliefs[-1][1] is not None
+        assert agent.belief().regime == ("majority" if env.condition.k > Fraction(1, 2) else "minority")
+        assert agent.counts()["model_errors"] == 0
+    finally:
+        agent.close()
+
+
+def test_frozen_cwm_mostly_beats_random_on_a_majority_board(sandbox_ready):
+    env = make_env(7 * 0 + LAYOUT)
+    agent = _agent(env, "tree", [], [])
+    try:
+        asyncio.run(agent.adapt_async(Arena(env, budget=BUDGET)))
+        agent.freeze()
+        wins = 0
+        for game in range(6):
+            random_player = from_policy(RandomAgent(AgentContext(env.rules), np.random.default_rng(game)))
+            mine = agent.decider("eval", game)
+            sides = (mine, random_player) if game % 2 == 0 else (random_player, mine)
+            verified, _ = play_game_sync(env.rules, env.condition, *sides)
+            wins += verified.record.rewards[game % 2] == 1
+        assert wins >= 5
+    finally:
+        agent.close()
+
+
+def test_mock_coder_guesses_a_majority_first_then_the_simplest_k_the_evidence_allows():
+    synthesis = program_for("Finished games so far:\n- final discs black 30, white 2: returns [0, 0] (1 game)")
+    assert "more discs wins" in synthesis and "K = " not in synthesis
+    refine = ("Failing tests:\n- final discs black 30, white 2: expected returns [0,0], your program returned [1,-1]\n"
+              "- final discs black 20, white 10: returns [1, -1] (2 games)")
+    assert 'K = Fraction("4/5")' in program_for(refine)  # K in (2/3, 15/16]: 0.8 is the simplest decimal
+    assert simplest_k(KInterval(Fraction(1, 2))) == Fraction("1.01")
+    assert simplest_k(KInterval(upper=Fraction(1, 5))) == Fraction("-0.01")
+    assert simplest_k(feasible_k([(10, 30, 1), (8, 32, 0)])) == Fraction(1, 5)  # K in [1/5, 1/4)
+    assert feasible_k([(30, 10, 1), (31, 9, 0), (29, 11, 0)]) is None  # no threshold explains them

@@ -40,7 +40,6 @@ from agents.base import AgentContext
 from agents.interval_belief import KInterval
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
-from harness.cwm import coder as _coder  # noqa: F401  (registers mock/coder)
 from harness.cwm.probe import implied_interval
 from harness.cwm.refine import Candidate, RefineConfig, Synthesizer
 from harness.cwm.tests_from_games import TestSuite, UnitTest, random_transitions, run_tests

@@ -163,7 +163,8 @@ class TestSuite:
 
 def random_transitions(rules: Rules, count: int, seed: int) -> list[UnitTest]:
     """``count`` transition tests from uniformly random games of the true engine (the held-out set's)."""
-    rng, tests, game = random.Random(seed), [], 0
+    rng, game = random.Random(seed), 0
+    tests: list[UnitTest] = []
     while len(tests) < count:
         state, moves = rules.initial_state(), []
         while legal := rules.legal_moves(state):

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.models.coder import coded_program
 from harness.models.errors import ModelConfigError, ProviderError
 from harness.models.messages import Messages, last_user_text, message_text
 from harness.models.reasoner import reasoned_strategy
@@ -212,6 +213,7 @@ MOCK_MODELS: dict[str, tuple[ReplyFn, float]] = {
     "strategist": (fixed_strategy, 0.0),  # llm-strategist: one fixed strategy
     "flaky-strategist": (fixed_strategy, 0.2),
     "reasoner": (reasoned_strategy, 0.0),  # llm-strategist: deduces K from the memory table (harness.models.reasoner)
+    "coder": (coded_program, 0.0),  # cwm: writes Othello programs, K from the evidence in its prompt (harness.models.coder)
 }
 
 

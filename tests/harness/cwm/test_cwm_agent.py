@@ -13,9 +13,9 @@ from agents.interval_belief import KInterval
 from agents.simple import RandomAgent
 from engine import make_env
 from harness.cwm.agent import CwmAgent, CwmConfig
-from harness.cwm.coder import feasible_k, program_for, simplest_k
 from harness.cwm.refine import RefineConfig
 from harness.models.client import ModelClient
+from harness.models.coder import feasible_k, program_for, simplest_k
 from harness.play.arena import Arena
 from harness.play.game import from_policy, play_game_sync
 from harness.sandbox.limits import Limits

@@ -16,9 +16,8 @@ from the layout). Its reward code is its hypothesis about the hidden rule:
   K = 1.01 when the set is unbounded above (any K above 1 acts alike), -0.01
   when unbounded below. Evidence no threshold explains leaves the majority rule.
 
-Deterministic, stateless, no network or key. It registers itself as
-``mock/coder`` in :data:`harness.models.mock.MOCK_MODELS` when imported (the cwm
-agent imports it), since ``harness.models`` may not import this package.
+Deterministic, stateless, no network or key; registered as ``mock/coder`` in
+:data:`harness.models.mock.MOCK_MODELS`, like ``mock/reasoner``.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from fractions import Fraction
 
 from agents.interval_belief import HALF, InconsistentRecord, KInterval, constraints
 from harness.models.messages import Messages, message_text
-from harness.models.mock import MOCK_MODELS
 
 _EVIDENCE = re.compile(
     r"final discs black (\d+), white (\d+): (?:expected )?returns \[\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*\]")
@@ -203,4 +201,3 @@ def coded_program(messages: Messages, rng: random.Random) -> str:
     return f"{note}\n\n```python\n{program}```\n"
 
 
-MOCK_MODELS.setdefault("coder", (coded_program, 0.0))  # cwm: writes Othello programs, K from the evidence shown

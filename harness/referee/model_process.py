@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import signal
 import sys
 from collections.abc import Callable
@@ -112,11 +113,31 @@ async def _life(wire: Wire, job: ModelJob) -> None:
         raise
     except Exception as failure:  # noqa: BLE001 - reported: the referee's side stops the run, naming the cause
         stop = stop_fields(failure)
-    wire.send("adapted", stop=stop)
-    if stop is None:
-        await MoveServer(wire, agent, job.rules).serve()
-    else:
-        wire.recv("finish")
+    wire.send("adapted", stop=stop, report=agent_report(agent))
+    try:
+        if stop is None:
+            await MoveServer(wire, agent, job.rules).serve()
+        else:
+            wire.recv("finish")
+    finally:
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()  # e.g. the cwm agent's sandbox worker
+
+
+def agent_report(agent: Any) -> dict[str, Any]:
+    """What the agent says about itself after adapting, as JSON (cwm: its counts, refinement steps and belief)."""
+    report: dict[str, Any] = {}
+    try:
+        if callable(getattr(agent, "counts", None)):
+            report["counts"] = agent.counts()
+        if isinstance(getattr(agent, "steps", None), list):
+            report["steps"] = agent.steps
+        if callable(getattr(agent, "belief", None)):
+            report["belief"] = agent.belief().model_dump(mode="json")
+        return dict(json.loads(json.dumps(report, default=str)))
+    except Exception as error:  # noqa: BLE001 - a broken report is a note, the run stands
+        return {"error": f"the agent's report failed: {type(error).__name__}: {error}"[:2000]}
 
 
 def stop_fields(failure: BaseException) -> dict[str, Any]:

@@ -92,6 +92,7 @@ class ModelSession:
         self._moves: dict[int, asyncio.Future[Any]] = {}  # game -> its open move request
         self._reports: dict[int, asyncio.Future[Any]] = {}  # game -> its open report request
         self._broken: Exception | None = None
+        self.agent_report: dict[str, Any] = {}  # what the agent said about itself after adapting (untrusted, JSON)
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe(duplex=True)
         self._process = context.Process(target=model_agent_main, args=(theirs, job), daemon=True, name="arena-model-agent")
@@ -109,6 +110,8 @@ class ModelSession:
             if op in ("game", "over_budget", "grant"):
                 self._wire.send(**self.referee.answer(message))
             elif op == "adapted":
+                report = message.get("report")
+                self.agent_report = report if isinstance(report, dict) else {}
                 self._write_unreported_games()
                 if message.get("stop") is not None:
                     raise stop_error(message["stop"])

@@ -11,9 +11,10 @@ from harness.models.options import ModelOptions
 from harness.prompting.beliefs import parse_checkpoints
 from harness.records.transcript import GameEntry
 
-AGENTS = ("llm-policy", "llm-strategist")
+AGENTS = ("llm-policy", "llm-strategist", "cwm")
 STRATEGIES_FILE = "strategies.jsonl"
 BELIEFS_FILE, CACHE_FILE, METRICS_FILE, REPORT_FILE = "beliefs.jsonl", "cache.jsonl", "metrics.json", "report.md"
+AGENT_FILE = "agent.json"  # what the agent reported about itself after adapting (cwm: counts, refinement steps)
 DEFAULT_CHECKPOINTS = (10, 50, 200, 2000)
 REFEREED = ("referee process (enforced: the agent and its model client ran in a process of their own that never held K, "
             "the budget ledger or the opponents; every game re-played and scored by the referee. OS-level isolation of "
@@ -37,7 +38,7 @@ class LlmRunConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    agent: Literal["llm-policy", "llm-strategist"] = "llm-policy"
+    agent: Literal["llm-policy", "llm-strategist", "cwm"] = "llm-policy"
     model: str
     env: int
     budget: int = Field(ge=0)
@@ -57,6 +58,12 @@ class LlmRunConfig(BaseModel):
     endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
     concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
     model_options: ModelOptions = ModelOptions()  # endpoint, sampling, timeout, pass-through arguments (never keys)
+    cwm_explore: int = Field(default=20, ge=0)  # cwm: exploration games before the first program
+    cwm_mode: Literal["tree", "conversation"] = "tree"  # cwm: refinement by REx tree search or by conversation
+    cwm_calls: int = Field(default=12, ge=1)  # cwm: model calls over the whole adaptation
+    cwm_simulations: int = Field(default=100, ge=1)  # cwm: MCTS simulations per move on the program
+    cwm_heldout: int = Field(default=10_000, ge=0)  # cwm: random-play transitions of the true engine in the held-out tests
+    unsandboxed: bool = False  # cwm: run generated code without bubblewrap (rlimits only; the report says UNSANDBOXED)
     referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)
 
     def belief_checkpoints(self) -> tuple[int, ...]:

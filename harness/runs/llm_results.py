@@ -13,6 +13,7 @@ from harness.prompting.beliefs import score_belief
 from harness.records.transcript import CallEntry, GameEntry, TranscriptReader
 from harness.registry.specs import canonical_spec, parse_spec
 from harness.runs.llm_config import (
+    AGENT_FILE,
     BELIEFS_FILE,
     IN_PROCESS,
     METRICS_FILE,
@@ -47,6 +48,8 @@ def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | No
         strategies = read_jsonl(run_dir / STRATEGIES_FILE)
         metrics["strategies"] = len(strategies)
         metrics["strategy_failures"] = sum(not line["new"] for line in strategies)
+    if config.agent == "cwm":
+        metrics["cwm"] = cwm_metrics(config, run_dir / AGENT_FILE)
     (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     (run_dir / REPORT_FILE).write_text(render_report(config, metrics), encoding="utf-8")
     return metrics
@@ -101,6 +104,33 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         f"belief failures: {metrics['belief_failures']}.",
         f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens {metrics['tokens_in']} in, "
         f"{metrics['tokens_out']} out; cost ${metrics['cost_usd']:.4f}."]
+    if "cwm" in metrics:
+        lines += cwm_lines(metrics["cwm"])
     if metrics["stopped"]:
         lines.append(f"Stopped early: {metrics['stopped']}.")
     return "\n".join(lines) + "\n"
+
+
+def cwm_metrics(config: LlmRunConfig, report_path: Path) -> dict[str, Any]:
+    """The code world model's figures (from agent.json, what the agent reported after adapting) and the sandbox."""
+    report = json.loads(report_path.read_text(encoding="utf-8")) if report_path.exists() else {}
+    steps = report.get("steps") or []
+    return {"sandbox": "UNSANDBOXED (rlimits only)" if config.unsandboxed else "bubblewrap",
+            "counts": report.get("counts", {}), "belief": report.get("belief"), "steps": steps,
+            "final_step": steps[-1] if steps else None, "report_error": report.get("error")}
+
+
+def cwm_lines(cwm: dict[str, Any]) -> list[str]:
+    """The report's lines on the code world model."""
+    counts, final = cwm["counts"], cwm["final_step"]
+    lines = ["", f"Code world model: sandbox {cwm['sandbox']}; K interval of the final reward code: "
+             f"{counts.get('k_interval') or 'none (no program fits a threshold)'}; model calls {counts.get('model_calls', 0)}, "
+             f"code errors {counts.get('code_errors', 0)}, model errors {counts.get('model_errors', 0)}, "
+             f"surprises {counts.get('surprises', 0)}, sandbox failures {counts.get('sandbox_failures') or 'none'}."]
+    if final:
+        accuracy = {key: final.get(key) for key in ("train_transition", "train_outcome", "test_transition", "test_outcome")}
+        lines.append("Final program: " + ", ".join(f"{k.replace('_', ' ')} {v:.3f}" for k, v in accuracy.items()
+                                                   if isinstance(v, (int, float))) + f" ({len(cwm['steps'])} candidates tested).")
+    if cwm["report_error"]:
+        lines.append(f"Agent report: {cwm['report_error']}")
+    return lines

@@ -61,12 +61,13 @@ from harness.records.transcript import (
     TranscriptWriter,
     open_log_for_append,
 )
-from harness.referee.model_process import ModelJob, ModelSinks
+from harness.referee.model_process import ModelJob, ModelSinks, agent_report
 from harness.referee.model_session import AgentStopped, ModelSession, RunSinks, cache_records
 from harness.referee.wire import AgentProcessGone, ProtocolViolation
 from harness.registry.plugins import plugin_sources
 from harness.registry.specs import canonical_spec, make_agent
 from harness.runs.llm_config import (
+    AGENT_FILE,
     BELIEFS_FILE,
     CACHE_FILE,
     METRICS_FILE,
@@ -78,7 +79,7 @@ from harness.runs.llm_config import (
     RunConfigError,
 )
 from harness.runs.llm_results import read_beliefs, write_results
-from harness.runs.model_agents import EvalPlayer, InProcessPlayer, ModelAgentRecipe, RemotePlayer
+from harness.runs.model_agents import CwmSettings, EvalPlayer, InProcessPlayer, ModelAgentRecipe, RemotePlayer
 
 __all__ = ["BELIEFS_FILE", "CACHE_FILE", "METRICS_FILE", "STRATEGIES_FILE", "AgentFailed", "LlmRunConfig", "Progress",
            "RunConfigError", "run_llm", "write_results"]
@@ -177,9 +178,15 @@ class _Run:
         sinks = ModelSinks(on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy)
         agent = self.recipe.build(AgentContext(self.env.rules), sinks, client, self.renderer)
         ledger = Ledger(layout=self.env.layout.name, budget=config.budget, records=tuple(g.to_game_record() for g in self.adapt_games))
-        await agent.adapt_async(Arena(self.env, config.budget, ledger))
-        agent.freeze()
-        await self._evaluate(InProcessPlayer(agent))
+        try:
+            await agent.adapt_async(Arena(self.env, config.budget, ledger))
+            agent.freeze()
+            self._write_report(agent_report(agent))
+            await self._evaluate(InProcessPlayer(agent))
+        finally:
+            close = getattr(agent, "close", None)
+            if callable(close):
+                close()  # e.g. the cwm agent's sandbox worker
 
     async def _play_refereed(self) -> None:
         """The agent and its model client in their own process; K, the ledger and the opponents here."""
@@ -190,7 +197,10 @@ class _Run:
         session = ModelSession(self.env, job, RunSinks(call=self._call, game=self._scored_game, belief=self._belief,
                                                        strategy=self._strategy, cache_put=cache.put))
         try:
-            session.adapt()
+            try:
+                session.adapt()
+            finally:
+                self._write_report(session.agent_report)
             session.start_evaluation()
             try:
                 await self._evaluate(RemotePlayer(session))
@@ -198,6 +208,10 @@ class _Run:
                 session.stop_evaluation()
         finally:
             session.close()
+
+    def _write_report(self, report: dict[str, Any]) -> None:
+        if report:
+            (self.run_dir / AGENT_FILE).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
     def _call(self, fields: dict[str, Any]) -> None:
         self.writer.append_call({"call_index": self.call_index, **fields})  # a dict: validated once, by the writer
@@ -284,6 +298,9 @@ def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe
         endgame=config.endgame, concurrency=config.concurrency, max_cost_usd=config.max_cost_usd,
         max_tokens=config.max_tokens, backoff_base_s=config.backoff_base_s, model_options=config.model_options,
         beliefs_done=tuple(beliefs_done),
+        cwm=CwmSettings(explore_games=config.cwm_explore, mode=config.cwm_mode, max_calls=config.cwm_calls,
+                        simulations=config.cwm_simulations, heldout_transitions=config.cwm_heldout,
+                        unsandboxed=config.unsandboxed) if config.agent == "cwm" else None,
     )
 
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from agents.base import AgentContext
 from engine.protocol.observation import Observation
+from harness.cwm.agent import CwmAgent, CwmConfig
+from harness.cwm.refine import RefineConfig
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient
 from harness.models.options import ModelOptions
@@ -27,7 +29,19 @@ from harness.prompting.strategist_agent import LlmStrategistAgent, LlmStrategist
 from harness.referee.model_process import ModelSinks
 from harness.referee.model_session import ModelSession
 
-ModelAgent = LlmPolicyAgent | LlmStrategistAgent
+ModelAgent = LlmPolicyAgent | LlmStrategistAgent | CwmAgent
+
+
+@dataclass(frozen=True)
+class CwmSettings:
+    """The code-world-model agent's own settings (``arena run --agent cwm``)."""
+
+    explore_games: int = 20
+    mode: str = "tree"
+    max_calls: int = 12
+    simulations: int = 100
+    heldout_transitions: int = 10_000
+    unsandboxed: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +66,7 @@ class ModelAgentRecipe:
     backoff_base_s: float
     model_options: ModelOptions
     beliefs_done: tuple[int, ...] = ()
+    cwm: CwmSettings | None = None
 
     def client(self, cache: ResponseCache | None) -> ModelClient:
         """The model client the agent calls through (caps, retries, concurrency and options as configured)."""
@@ -64,6 +79,15 @@ class ModelAgentRecipe:
         """The agent, reporting through ``sinks``."""
         params = self.model_options.request_params({"temperature": 0.0})  # options over the default
         rng, renderer = np.random.default_rng(self.seed), renderer or PromptRenderer()
+        if self.agent == "cwm":
+            cwm = self.cwm or CwmSettings()
+            return CwmAgent(
+                context, rng, client, budget=self.budget, seed=self.seed, renderer=renderer,
+                config=CwmConfig(explore_games=cwm.explore_games, max_calls=cwm.max_calls, simulations=cwm.simulations,
+                                 heldout_transitions=cwm.heldout_transitions, hint_level=self.hint,
+                                 refine=RefineConfig(mode=cwm.mode, params=params, unsandboxed=cwm.unsandboxed)),
+                on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, beliefs_done=self.beliefs_done,
+            )
         if self.agent == "llm-strategist":
             return LlmStrategistAgent(
                 context, rng, client, budget=self.budget, seed=self.seed, renderer=renderer,

@@ -1,0 +1,55 @@
+"""``arena run --agent cwm`` with mock/coder: adapts under the referee with its code in the sandbox, replays, reruns, resumes."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from run_checks import assert_replays_and_reruns, interrupted_then_resumed
+
+from engine import make_env
+from harness.records.transcript import TranscriptReader
+from harness.runs.llm_run import LlmRunConfig, run_llm
+from harness.sandbox.command import bubblewrap_problem
+
+pytestmark = pytest.mark.skipif(bubblewrap_problem() is not None, reason=f"bubblewrap cannot run: {bubblewrap_problem()}")
+ENV = 40  # K = 1/5 on a 6x8 board
+
+
+def config(**changes) -> LlmRunConfig:
+    settings = dict(agent="cwm", model="mock/coder", env=ENV, budget=14, eval_games=2, opponents=("random",), seed=1,
+                    checkpoints=(), cwm_explore=8, cwm_simulations=8, cwm_heldout=200)
+    return LlmRunConfig(**{**settings, **changes})
+
+
+def _interval_holds_true_k(text: str) -> bool:
+    low, high = text.strip("[]()").split(", ")
+    k = make_env(ENV).condition.k
+    above = k > Fraction(low) if text.startswith("(") else k >= Fraction(low)
+    below = k < Fraction(high) if text.endswith(")") else k <= Fraction(high)
+    return above and below
+
+
+def test_a_cwm_run_adapts_reports_its_program_and_replays_and_reruns(tmp_path, monkeypatch):
+    run_dir = run_llm(config(), out=tmp_path, run_id="r")
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    cwm = metrics["cwm"]
+    assert cwm["sandbox"] == "bubblewrap" and cwm["counts"]["model_calls"] >= 1
+    assert _interval_holds_true_k(cwm["counts"]["k_interval"]), cwm["counts"]["k_interval"]
+    assert metrics["referee"].startswith("referee process (enforced")
+    report = (run_dir / "report.md").read_text()
+    assert "Code world model: sandbox bubblewrap; K interval of the final reward code:" in report
+    calls = TranscriptReader(run_dir).calls()
+    assert len(calls) == cwm["counts"]["model_calls"] and all(c.reply for c in calls)  # every program asked for, on record
+    assert_replays_and_reruns(run_dir, tmp_path, monkeypatch, games=14 + 2)
+
+
+def test_an_interrupted_cwm_run_resumes_to_the_uninterrupted_games(tmp_path):
+    whole, cut, kept = interrupted_then_resumed(config(), tmp_path, stop_at=lambda entry: entry.game_index == 10)
+    assert len(kept) == 11
+
+    def moves(run):
+        return [(g.phase, g.game_index, g.moves, g.rewards) for g in TranscriptReader(run).games()]
+
+    assert moves(cut) == moves(whole)

@@ -222,7 +222,8 @@ def audit_call(call: dict[str, Any], game: str) -> list[AuditFinding]:
             found.append(finding("unrecorded_substitution", f"the record's move {recorded} is not in the reply"
                                  f" and no failure is recorded"))
     elif reading.final is None:
-        found.append(finding("not_final_answer", f"{recorded} was taken from a reply with no final answer ({reading.problem})"))
+        if len(reading.json_answers) < 2:  # several JSON answers are reported once, below
+            found.append(finding("not_final_answer", f"{recorded} was taken from a reply with no final answer ({reading.problem})"))
     elif reading.final != recorded:
         found.append(finding("not_final_answer", f"{recorded} was taken, the final answer is {reading.final}"))
     else:

@@ -32,6 +32,7 @@ from harness.bench.paper_plan import (
     FULL,
     QUICK,
     QUICK_ENVS,
+    SCHEMA,
     PaperPlan,
     make_paper_plan,
 )
@@ -55,7 +56,7 @@ from harness.bench.paper_run import (
 )
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.options import PluginOption, parse_env_range, parse_specs, use_plugins
+from harness.cli.options import PluginOption, parse_env_range, parse_specs, refuse_newer_schema, use_plugins
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
 from harness.tournaments.tournament import check_run_dir
 
@@ -125,6 +126,7 @@ def paper(
         if clashing:
             raise typer.BadParameter(f"--resume takes its settings from {resume / 'manifest.json'}; "
                                      f"leave out {', '.join(clashing)}")
+        refuse_newer_schema(resume / "manifest.json", SCHEMA)
         plan, run_dir = read_plan(resume), resume
     else:
         plan = _plan(envs, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)

@@ -91,7 +91,7 @@ def os_error_message(error: OSError) -> str:
     where = " -> ".join(str(name) for name in (error.filename, error.filename2) if name is not None)
     if error.errno == errno.ENOSPC:
         return (f"the disk is full ({reason}{' writing ' + where if where else ''}): stopped; every record written "
-                "before it is kept; free some space, then resume the run (--resume DIR)")
+                "before it is kept; free some space, then continue it (--resume DIR, where the command takes it)")
     return f"{where}: {reason}" if where else reason
 
 

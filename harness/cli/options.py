@@ -7,6 +7,7 @@ own error types), which ``harness.cli.main`` turns into a one-line ``error: ...`
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,3 +184,18 @@ def _split_value(word: str, option: str) -> list[str]:
         else:
             specs.append(item)
     return specs
+
+
+def refuse_newer_schema(path: Path, readable: int) -> None:
+    """BadParameter when the JSON file at ``path`` carries a ``schema_version`` newer than ``readable``.
+
+    A run directory written by a newer arena is refused in one line rather than read
+    wrongly; a missing or unreadable file is left to the command that reads it.
+    """
+    try:
+        version = json.loads(path.read_text(encoding="utf-8")).get("schema_version")
+    except (OSError, ValueError, AttributeError):
+        return
+    if isinstance(version, int) and version > readable:
+        raise typer.BadParameter(f"{path}: schema_version {version} is newer than this arena reads ({readable}): "
+                                 "the run was written by a newer version of arena; upgrade it to read the run")

@@ -144,11 +144,14 @@ def _llm_run(run_dir: Path) -> RunRows:
 
 
 def _tournament_run(run_dir: Path) -> RunRows:
-    from harness.tournaments.results import TournamentResults, compact_ids
+    from harness.tournaments.results import RESULTS_SCHEMA, TournamentResults, compact_ids
 
     path = run_dir / "results.json"
     try:
         results = TournamentResults.model_validate_json(path.read_bytes())
+        if results.schema_version > RESULTS_SCHEMA:
+            raise TranscriptError(f"schema_version {results.schema_version} is newer than this arena reads "
+                                  f"({RESULTS_SCHEMA}): written by a newer version of arena; upgrade it to read the run", path)
     except FileNotFoundError:
         raise TranscriptError("the tournament has no results.json (did it finish?)", path) from None
     except ValidationError as error:

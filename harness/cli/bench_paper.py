@@ -32,6 +32,7 @@ from harness.bench.paper_plan import (
     FULL,
     QUICK,
     QUICK_ENVS,
+    SCHEMA,
     PaperPlan,
     make_paper_plan,
 )
@@ -55,8 +56,7 @@ from harness.bench.paper_run import (
 )
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.options import PluginOption, parse_env_range, use_plugins
-from harness.cli.tournament import split_specs
+from harness.cli.options import PluginOption, parse_env_range, parse_specs, refuse_newer_schema, use_plugins
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
 from harness.tournaments.tournament import check_run_dir
 
@@ -69,9 +69,9 @@ def paper(
         "--envs", show_default=False,
         help=f"Environments: a range 0-6, a list 0,3,5, or all (default: all; --quick: {','.join(map(str, QUICK_ENVS))}).",
     )] = None,
-    agents: Annotated[str | None, typer.Option(
-        "--agents", metavar="SPECS", show_default=False,
-        help=f"Adaptive agents, comma-separated specs (default: {','.join(DEFAULT_AGENTS)}).",
+    agents: Annotated[list[str] | None, typer.Option(
+        "--agents", metavar="SPEC", show_default=False,
+        help=f"Adaptive agent, one spec per flag; repeat the flag (default: {' '.join(DEFAULT_AGENTS)}).",
     )] = None,
     budget: Annotated[int | None, typer.Option(
         "--budget", show_default=False,
@@ -126,6 +126,7 @@ def paper(
         if clashing:
             raise typer.BadParameter(f"--resume takes its settings from {resume / 'manifest.json'}; "
                                      f"leave out {', '.join(clashing)}")
+        refuse_newer_schema(resume / "manifest.json", SCHEMA)
         plan, run_dir = read_plan(resume), resume
     else:
         plan = _plan(envs, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)
@@ -154,12 +155,14 @@ def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: 
             continue
         if isinstance(value, bool):
             words.append(name.split("/")[0 if value else 1])
+        elif isinstance(value, list):
+            words += [word for item in value for word in (name, str(item))]
         else:
             words += [name, str(value)]
     return shlex.join([*words, *plugin_words, "--jobs", str(jobs), "--out", str(run_dir)])
 
 
-def _plan(envs: str | None, agents: str | None, budget: int | None, games: int | None,
+def _plan(envs: str | None, agents: list[str] | None, budget: int | None, games: int | None,
           checkpoint_games: int | None, seed: int | None, quick: bool, paper_mcts: bool | None) -> PaperPlan:
     for name, value in (("--budget", budget), ("--games", games), ("--checkpoint-games", checkpoint_games)):
         if value is not None and value < 1:
@@ -167,7 +170,7 @@ def _plan(envs: str | None, agents: str | None, budget: int | None, games: int |
     if seed is not None and seed < 0:
         raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
     return make_paper_plan(
-        parse_env_range(envs) if envs is not None else None, split_specs(agents) if agents is not None else None,
+        parse_env_range(envs) if envs is not None else None, parse_specs(agents, '--agents') if agents is not None else None,
         budget=budget, games=games, checkpoint_games=checkpoint_games, seed=seed or 0, quick=quick,
         paper_mcts=True if paper_mcts is None else paper_mcts,
     )

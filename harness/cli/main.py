@@ -4,11 +4,14 @@ User errors (an unknown env id, a bad layout file, a bad depth or env range, an
 invalid K, an unknown agent, agent parameter or value, ...) are caught in one
 place, :func:`reporting_user_errors`, which every command is wrapped in: they
 print one red ``error: ...`` line on stderr and exit with code 2, never a
-traceback.
+traceback. So do the errors of the file system (a missing or unwritable path, a full
+disk: :func:`os_error_message`) and records of a newer schema version. The global
+``arena --debug COMMAND ...`` shows the traceback instead.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +39,7 @@ from harness.cli import (
     tournament,
     train,
 )
+from harness.cli import audit as audit_cli
 from harness.cli import replay as replay_cli
 from harness.cli.console import print_error
 from harness.models.errors import ModelConfigError
@@ -51,14 +55,22 @@ USER_ERRORS = (
 )
 
 
+_debug = {"on": False}  # set by the app's --debug flag for the command it runs
+
+
 def reporting_user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``command`` with user errors turned into ``error: <message>`` and exit code 2."""
+    """``command`` with user errors (and OSErrors) turned into ``error: <message>`` and exit code 2.
+
+    With ``arena --debug`` the error propagates, traceback and all.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except USER_ERRORS as error:
+        except (*USER_ERRORS, OSError) as error:
+            if _debug["on"]:
+                raise
             print_error(_message(error))
             raise typer.Exit(USER_ERROR_EXIT_CODE) from None
 
@@ -68,7 +80,19 @@ def reporting_user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 def _message(error: Exception) -> str:
     if isinstance(error, typer.BadParameter):
         return error.message
+    if isinstance(error, OSError):
+        return os_error_message(error)
     return str(error) or type(error).__name__
+
+
+def os_error_message(error: OSError) -> str:
+    """One line for a file-system error: the path and the reason; a full disk says what was kept and how to go on."""
+    reason = error.strerror or str(error) or type(error).__name__
+    where = " -> ".join(str(name) for name in (error.filename, error.filename2) if name is not None)
+    if error.errno == errno.ENOSPC:
+        return (f"the disk is full ({reason}{' writing ' + where if where else ''}): stopped; every record written "
+                "before it is kept; free some space, then continue it (--resume DIR, where the command takes it)")
+    return f"{where}: {reason}" if where else reason
 
 
 app = typer.Typer(
@@ -86,6 +110,14 @@ bench_app = typer.Typer(
 )
 
 
+@app.callback()
+def _options(
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error instead of its one-line message."),
+) -> None:
+    """Expanded Othello Arena: Othello on arbitrary layouts with a hidden winning threshold K."""
+    _debug["on"] = debug
+
+
 def _register(typer_app: typer.Typer, name: str, command: Callable[..., Any]) -> None:
     typer_app.command(name)(reporting_user_errors(command))
 
@@ -101,6 +133,7 @@ _register(app, "run", run.run)
 _register(app, "replay", replay_cli.replay)
 _register(app, "rerun", replay_cli.rerun)
 _register(app, "compare", replay_cli.compare)
+_register(app, "audit", audit_cli.audit)
 app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)
 _register(bench_app, "agents", bench.agents)

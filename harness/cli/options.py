@@ -1,4 +1,5 @@
-"""Parsers of the arguments several commands share: env ids, env ranges, the ENV | --layout pair, --plugin.
+"""Parsers of the arguments several commands share: env ids, env ranges, the ENV | --layout pair, --plugin,
+and agent specs (:func:`parse_specs`, the one grammar of ``--opponents``, ``--agents``, ``--vs`` and ``match A B``).
 
 Every problem a user can cause is raised as ``typer.BadParameter`` (or as the engine's
 own error types), which ``harness.cli.main`` turns into a one-line ``error: ...``.
@@ -6,6 +7,7 @@ own error types), which ``harness.cli.main`` turns into a one-line ``error: ...`
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,11 +15,13 @@ from typing import Annotated
 
 import typer
 
+from agents.spec import AgentSpecError
 from engine import Layout, Rules, make_env
 from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.layout_text import load_layout
 from harness.registry.importing import source_key
 from harness.registry.plugins import load_plugins
+from harness.registry.specs import parse_spec
 
 N_ENVS = N_LAYOUTS * N_CONDITIONS
 
@@ -32,6 +36,9 @@ PluginOption = Annotated[list[str] | None, typer.Option(
          "(repeatable; loaded before the specs are read, and in every worker process).",
 )]
 _RANGE_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+_PARAMETER_ITEM = re.compile(r"^[A-Za-z_][\w-]*\s*=")  # key=value: continues the spec before it
+SPEC_GRAMMAR = ("one spec per flag, the flag repeats (--opponents random --opponents mcts:n=30,c=1.0); "
+                "a spec's parameters follow its colon, separated by commas")
 
 
 def use_plugins(plugins: list[str] | None) -> list[str]:
@@ -128,3 +135,67 @@ def turn_limit_text(env: Environment) -> str:
 
 def _counting_words(counting: str) -> str:
     return "per player" if counting == "per_player" else "in total"
+
+
+def parse_specs(values: str | list[str] | tuple[str, ...] | None, option: str) -> list[str]:
+    """The agent specs of a repeatable spec option (``--opponents``, ``--agents``, ``--vs``), each one checked.
+
+    One spec per flag value; the flag repeats. Commas inside a spec never split it:
+    ``mcts:n=30,c=1.0`` is one spec, as an item of the form ``key=value`` always
+    continues the spec before it. For backward compatibility one value may still hold
+    several specs where that is unambiguous: ``random,greedy,mcts:n=30,c=1.0`` is three
+    specs, and a value with ``;`` is split on ``;`` only (``mcts:n=30,c=1.0;random``).
+    Every spec is parsed against the registry (load ``--plugin`` sources first); an
+    error names the option, the spec and the parameter.
+    """
+    words = [values] if isinstance(values, str) else list(values or ())
+    specs = [spec for word in words for spec in _split_value(word, option)]
+    if not specs:
+        raise typer.BadParameter(f"{option}: no agent specs given ({SPEC_GRAMMAR})")
+    for spec in specs:
+        check_spec(spec, option)
+    return specs
+
+
+def check_spec(spec: str, where: str) -> str:
+    """``spec`` itself if the registry can build it; otherwise BadParameter naming ``where``, the spec and the problem."""
+    try:
+        parse_spec(spec)
+    except AgentSpecError as error:
+        raise typer.BadParameter(f"{where} {spec!r}: {error}") from None
+    return spec
+
+
+def _split_value(word: str, option: str) -> list[str]:
+    if ";" in word:
+        items = [item.strip() for item in word.split(";")]
+        if not all(items):
+            raise typer.BadParameter(f"{option} {word!r} has an empty item ({SPEC_GRAMMAR})")
+        return items
+    specs: list[str] = []
+    for item in (part.strip() for part in word.split(",")):
+        if not item:
+            raise typer.BadParameter(f"{option} {word!r} has an empty item ({SPEC_GRAMMAR})")
+        if _PARAMETER_ITEM.match(item):
+            if not specs:
+                raise typer.BadParameter(f"{option} {word!r}: parameter {item!r} has no agent before it: "
+                                         f"write e.g. mcts:{item}")
+            specs[-1] += ("," if ":" in specs[-1] else ":") + item
+        else:
+            specs.append(item)
+    return specs
+
+
+def refuse_newer_schema(path: Path, readable: int) -> None:
+    """BadParameter when the JSON file at ``path`` carries a ``schema_version`` newer than ``readable``.
+
+    A run directory written by a newer arena is refused in one line rather than read
+    wrongly; a missing or unreadable file is left to the command that reads it.
+    """
+    try:
+        version = json.loads(path.read_text(encoding="utf-8")).get("schema_version")
+    except (OSError, ValueError, AttributeError):
+        return
+    if isinstance(version, int) and version > readable:
+        raise typer.BadParameter(f"{path}: schema_version {version} is newer than this arena reads ({readable}): "
+                                 "the run was written by a newer version of arena; upgrade it to read the run")

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from harness.cli.board import board_plain, board_rich, legend
 from harness.cli.console import stdout_console
-from harness.runs.compare import compare_table
+from harness.runs.compare import IncomparableRuns, compare_table
 from harness.runs.replay import game_plies, replay_run
 from harness.runs.rerun import rerun as rerun_run
 
@@ -94,6 +94,17 @@ def rerun(
 
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="Run directories: arena run ones and arena tournament baselines.")],
+    force: Annotated[bool, typer.Option("--force", help="Put runs of different settings in one table anyway, grouped, "
+                                        "with the fields that differ beside each row.")] = False,
 ) -> None:
-    """Runs side by side: evaluation results per opponent with Wilson 95% intervals, beliefs, failures, tokens, cost."""
-    stdout_console().print(Text(compare_table(runs)), soft_wrap=True)
+    """Runs side by side: evaluation results per opponent with Wilson 95% intervals, beliefs, failures, tokens, cost.
+
+    Only like with like: runs on different environments, budgets, evaluation
+    opponents or games per opponent are refused (exit 2, one line naming the
+    field that differs) unless --force.
+    """
+    try:
+        table = compare_table(runs, force=force)
+    except IncomparableRuns as error:
+        raise typer.BadParameter(str(error)) from None
+    stdout_console().print(Text(table), soft_wrap=True)

@@ -8,6 +8,7 @@ cause and the command that resumes it, and exit code 3 (:data:`ENDPOINT_DOWN_EXI
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import typer
@@ -22,7 +23,7 @@ from rich.progress import (
 
 from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.options import PluginOption, use_plugins
+from harness.cli.options import PluginOption, parse_specs, use_plugins
 from harness.models.errors import EndpointDown
 from harness.runs.llm_run import AgentFailed, LlmRunConfig, run_llm
 
@@ -35,7 +36,9 @@ def run(
     env: int = typer.Option(None, "--env", help="Environment id 0-55."),
     budget: int = typer.Option(2000, "--budget", help="Adaptation games."),
     eval_games: int = typer.Option(20, "--eval-games", help="Evaluation games per opponent."),
-    opponents: str = typer.Option("random", "--opponents", help="Comma-separated agent specs."),
+    opponents: list[str] = typer.Option(None, "--opponents", metavar="SPEC", show_default=False,
+                                        help="Evaluation opponent, one agent spec per flag; repeat the flag "
+                                             "(--opponents random --opponents mcts:n=30,c=1.0). Default: random."),
     seed: int = typer.Option(0, "--seed", help="Seed of the run (the agent's generators, the opponents')."),
     out: Path = typer.Option(Path("runs"), "--out", help="Parent directory of the run directory."),
     max_retries: int = typer.Option(2, "--max-retries", help="Re-asks after an unusable reply (a failed call is retried by the "
@@ -87,7 +90,7 @@ def run(
         try:
             config = LlmRunConfig(
                 agent=agent, model=model, env=env, budget=budget, eval_games=eval_games,
-                opponents=tuple(s.strip() for s in opponents.split(";" if ";" in opponents else ",") if s.strip()),
+                opponents=tuple(parse_specs(opponents or ["random"], "--opponents")),
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
                 endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
@@ -125,14 +128,37 @@ def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | 
 
     A dead endpoint (:class:`EndpointDown`) is one ``error:`` line and exit code 3.
     """
+    before = _children(out)
     try:
         return _run_with_progress(config, out=out, resume=resume)
+    except OSError as error:
+        if error.errno != errno.ENOSPC:
+            raise
+        raise typer.BadParameter(disk_full_message(error, resume or _new_run_dir(out, before))) from error
     except EndpointDown as down:
         print_error(str(down))
         raise typer.Exit(ENDPOINT_DOWN_EXIT_CODE) from None
     except AgentFailed as failed:
         print_error(str(failed))
         raise typer.Exit(1) from None
+
+
+def disk_full_message(error: OSError, run_dir: Path | None) -> str:
+    """What a full disk (ENOSPC while writing a record) stopped, what was kept, and the command that continues."""
+    where = f" in {run_dir}" if run_dir is not None else ""
+    again = f"arena run --resume {run_dir}" if run_dir is not None else "arena run --resume DIR"
+    return (f"the disk is full ({error.strerror or error}): the run stopped; every game and call recorded before it "
+            f"is kept{where}; free some space, then continue with: {again}")
+
+
+def _children(folder: Path) -> set[Path]:
+    return set(folder.iterdir()) if folder.is_dir() else set()
+
+
+def _new_run_dir(out: Path, before: set[Path]) -> Path | None:
+    """The run directory this command created under ``out`` (None when it cannot tell)."""
+    created = [path for path in _children(out) - before if path.is_dir()]
+    return created[0] if len(created) == 1 else None
 
 
 def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None) -> Path:

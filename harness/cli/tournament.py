@@ -28,7 +28,14 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.options import PluginOption, parse_env_id, parse_env_range, use_plugins
+from harness.cli.options import (
+    PluginOption,
+    check_spec,
+    parse_env_id,
+    parse_env_range,
+    parse_specs,
+    use_plugins,
+)
 from harness.tournaments.plan import (
     GameFailed,
     TournamentPlan,
@@ -96,6 +103,8 @@ def match(
         raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them)")
     plugin_words = use_plugins(plugin)
     env_ids = [parse_env_id(env)]
+    check_spec(agent_a, "A")
+    check_spec(agent_b, "B")
     plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed, in_process)
     command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), "--games", str(games),
                "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
@@ -103,15 +112,16 @@ def match(
 
 
 def tournament(
-    agents: Annotated[str | None, typer.Option(
-        "--agents", metavar="SPECS", show_default=False,
-        help="Comma-separated agent specs (a spec's own parameters follow its colon: mcts:n=50,c=1.0,random).",
+    agents: Annotated[list[str] | None, typer.Option(
+        "--agents", metavar="SPEC", show_default=False,
+        help="Agent spec, one per flag; repeat the flag (--agents random --agents mcts:n=50,c=1.0). "
+             "A spec's own parameters follow its colon; commas inside a spec never split it.",
     )] = None,
     envs: Annotated[str | None, typer.Option("--envs", help="Environments: a range 0-6, a list 0,3,5, or all.",
                                              show_default=False)] = None,
-    vs: Annotated[str | None, typer.Option(
-        "--vs", metavar="SPECS", show_default=False,
-        help="Play each of --agents against each of these instead of a round robin.",
+    vs: Annotated[list[str] | None, typer.Option(
+        "--vs", metavar="SPEC", show_default=False,
+        help="Play each of --agents against this agent instead of a round robin (repeatable, one spec per flag).",
     )] = None,
     games: GamesOption = 20,
     seed: SeedOption = 0,
@@ -131,33 +141,24 @@ def tournament(
     the process that holds K).
     """
     if agents is None:
-        raise typer.BadParameter("give the agents: --agents SPEC,SPEC,... (`arena agents` lists them)")
+        raise typer.BadParameter("give the agents: --agents SPEC --agents SPEC ... (`arena agents` lists them)")
     if envs is None:
         raise typer.BadParameter("give the environments: --envs 0-6, 0,3,5 or all")
     plugin_words = use_plugins(plugin)
-    specs = split_specs(agents)
-    pairings = round_robin(specs) if vs is None else versus(specs, split_specs(vs))
+    specs = parse_specs(agents, "--agents")
+    opponents = parse_specs(vs, "--vs") if vs is not None else None
+    pairings = round_robin(specs) if opponents is None else versus(specs, opponents)
     plan = _plan(pairings, parse_env_range(envs), games, seed, in_process)
-    command = ["arena", "tournament", "--agents", agents, "--envs", envs]
-    command += ["--vs", vs] if vs is not None else []
+    command = ["arena", "tournament", *spec_words("--agents", specs), "--envs", envs]
+    command += spec_words("--vs", opponents) if opponents is not None else []
     command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
     name = "tournament-" + "-".join(plan.agents)
     _run(plan, command, jobs, out, "tournament", name)
 
 
-def split_specs(text: str) -> list[str]:
-    """Specs from ``a,b:x=1,y=2,c``: an item with ``=`` and no ``:`` continues the spec before it."""
-    specs: list[str] = []
-    for item in (part.strip() for part in text.split(",")):
-        if specs and "=" in item and ":" not in item and ":" in specs[-1]:
-            specs[-1] += "," + item
-        else:
-            specs.append(item)
-    if not any(specs):
-        raise typer.BadParameter(f"no agent specs in {text!r}: write e.g. random,greedy,minimax:depth=5")
-    if not all(specs):
-        raise typer.BadParameter(f"agent list {text!r} has an empty item")
-    return specs
+def spec_words(option: str, specs: Sequence[str]) -> list[str]:
+    """The option repeated once per spec, as a recorded command line writes it."""
+    return [word for spec in specs for word in (option, spec)]
 
 
 def _plan(pairings: Sequence, env_ids: list[int], games: int, seed: int, in_process: bool) -> TournamentPlan:

@@ -33,11 +33,16 @@ class FailureKind(str, Enum):
 
 @dataclass(frozen=True)
 class ParsedMove:
-    """A move read from a reply: its notation (lower case), flat index (None if off the board), which stage found it."""
+    """A move read from a reply: its notation (lower case), flat index (None if off the board), which stage found it,
+    where it was found and the other candidates seen (see :func:`harness.prompting.moves.parse_reply`)."""
 
     notation: str
     move: int | None
     source: Literal["json", "final_line", "bare"]
+    # Where in the reply the move was read: (start, end) character offsets of its token; and every other
+    # candidate the parser saw, as (notation, source, (start, end)). Records for the parse audit; not compared.
+    span: tuple[int, int] | None = field(default=None, compare=False)
+    candidates: tuple[tuple[str, str, tuple[int, int]], ...] = field(default=(), compare=False)
 
     @property
     def on_board(self) -> bool:

@@ -96,13 +96,24 @@ _REFUSAL = re.compile(
 
 
 def parse_reply(text: str | None, layout: Layout, finish_reason: str | None = None) -> ParsedMove | ParseFailure:
-    """The move a reply proposes, or why none could be read (see the module docstring for the precedence)."""
+    """The move a reply proposes, or why none could be read (see the module docstring for the precedence).
+
+    A parsed move carries where its token sits in the reply (``span``: start and end
+    character offsets) and every other candidate any stage saw (``candidates``), so
+    that a record shows what the parser chose from; the choice itself does not depend on them.
+    """
     text = text or ""
     truncated = finish_reason == "length"
-    found = _from_json(text) or _from_final_line(text) or _from_bare(text, whole_reply_only=truncated)
-    if found is not None:
-        token, source = found
-        return _parsed(token, source, layout)
+    stages = (_from_json(text), _from_final_line(text), _from_bare(text, whole_reply_only=truncated))
+    chosen = next((stage[-1] for stage in stages if stage), None)
+    if chosen is not None:
+        token, source, span = chosen
+        seen, others = {span}, []
+        for other_token, other_source, other_span in (candidate for stage in stages for candidate in stage):
+            if other_span not in seen:  # one entry per place in the reply (stages may see the same token)
+                seen.add(other_span)
+                others.append((other_token.strip().lower(), other_source, other_span))
+        return _parsed(token, source, layout, span, tuple(others))
     if truncated:
         return ParseFailure(FailureKind.TRUNCATED, "the reply was cut off (length limit) before a move was given")
     if not text.strip():
@@ -112,18 +123,24 @@ def parse_reply(text: str | None, layout: Layout, finish_reason: str | None = No
     return ParseFailure(FailureKind.PARSE_ERROR, "no move found in the reply")
 
 
-def _parsed(token: str, source: str, layout: Layout) -> ParsedMove:
+Span = tuple[int, int]
+Candidate = tuple[str, str, Span]  # token as written, stage, (start, end) in the reply
+
+
+def _parsed(token: str, source: str, layout: Layout, span: Span | None = None,
+            candidates: tuple[Candidate, ...] = ()) -> ParsedMove:
     notation = token.strip().lower()
     try:
         move: int | None = parse_move(notation, layout)
     except NotationError:
         move = None
-    return ParsedMove(notation, move, source)  # type: ignore[arg-type]
+    return ParsedMove(notation, move, source, span, candidates)  # type: ignore[arg-type]
 
 
-def _from_json(text: str) -> tuple[str, str] | None:
+def _from_json(text: str) -> list[Candidate]:
+    """Every JSON object with a string ``move`` that is a coordinate, in order (the last one is the stage's choice)."""
     decoder = json.JSONDecoder()
-    found = None
+    found: list[Candidate] = []
     position = text.find("{")
     while position != -1:
         try:
@@ -134,29 +151,46 @@ def _from_json(text: str) -> tuple[str, str] | None:
         if isinstance(value, dict):
             move = next((v for k, v in value.items() if str(k).strip().lower() == "move"), None)
             if isinstance(move, str) and _BARE.fullmatch(move.strip()):
-                found = (move.strip(), "json")
+                token = move.strip()
+                at = text.rfind(token, position, end)  # the value's text: the last occurrence inside the object
+                found.append((token, "json", (at, at + len(token)) if at != -1 else (position, end)))
         position = text.find("{", end)
     return found
 
 
-def _from_final_line(text: str) -> tuple[str, str] | None:
-    found = None
-    for line in text.splitlines():
+def _lines(text: str) -> list[tuple[int, str]]:
+    """The reply's lines with the offset each starts at."""
+    offset, lines = 0, []
+    for raw in text.splitlines(keepends=True):
+        lines.append((offset, raw.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")))
+        offset += len(raw)
+    return lines
+
+
+def _from_final_line(text: str) -> list[Candidate]:
+    found: list[Candidate] = []
+    for offset, line in _lines(text):
         match = _FINAL_LINE.search(line)
         if match:
-            found = (match.group("tok"), "final_line")
+            found.append((match.group("tok"), "final_line", (offset + match.start("tok"), offset + match.end("tok"))))
     return found
 
 
-def _from_bare(text: str, whole_reply_only: bool) -> tuple[str, str] | None:
+def _from_bare(text: str, whole_reply_only: bool) -> list[Candidate]:
     if whole_reply_only:
-        match = _BARE.fullmatch(text.strip().strip("`*_\"'. "))
-        return (match.group("tok"), "bare") if match else None
-    lines = [line for line in text.splitlines() if line.strip()]
+        stripped = text.strip()
+        inner = stripped.strip("`*_\"'. ")
+        match = _BARE.fullmatch(inner)
+        if not match:
+            return []
+        at = (len(text) - len(text.lstrip())) + (len(stripped) - len(stripped.lstrip("`*_\"'. ")))
+        return [(match.group("tok"), "bare", (at, at + len(match.group("tok"))))]
+    lines = [(offset, line) for offset, line in _lines(text) if line.strip()]
     if not lines:
-        return None
-    matches = list(_BARE.finditer(lines[-1]))
-    return (matches[-1].group("tok"), "bare") if matches else None
+        return []
+    offset, last = lines[-1]
+    return [(match.group("tok"), "bare", (offset + match.start("tok"), offset + match.end("tok")))
+            for match in _BARE.finditer(last)]
 
 
 # ---------------------------------------------------------------- verification and accounting

@@ -221,13 +221,16 @@ class LlmPolicyAgent(MemoryAgent):
         template_hash = self.renderer.template_hash("move")
         for ply_decision in decisions:
             for number, attempt in enumerate(ply_decision.decision.attempts):
-                parsed = attempt.parsed.notation if isinstance(attempt.parsed, ParsedMove) else None
+                read = attempt.parsed if isinstance(attempt.parsed, ParsedMove) else None
                 self.on_call(call_fields(
                     attempt.meta, game_index=game_index, phase=phase, ply=ply_decision.ply, attempt=number,
                     messages=list(attempt.messages), reply=attempt.text, finish_reason=attempt.finish_reason,
-                    parsed_move=parsed, verdict=attempt.verdict,
+                    parsed_move=read.notation if read else None, verdict=attempt.verdict,
                     failure_kind=attempt.failure_kind.value if attempt.failure_kind else None, template_hash=template_hash,
                     reason=attempt.reason if attempt.verdict != "legal" else None,
+                    parse_span=list(read.span) if read and read.span else None,
+                    parse_candidates=[{"move": move, "source": source, "span": list(span)}
+                                      for move, source, span in read.candidates] if read else None,
                 ))
 
     # ------------------------------------------------------------------ adaptation

@@ -155,6 +155,16 @@ class GameEntry(VersionedRecord):
         )
 
 
+class ParseCandidate(BaseModel):
+    """A move the reply parser saw in a reply but did not take: its notation, the parser stage, where it sits."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    move: str
+    source: str
+    span: tuple[int, int]
+
+
 class CallEntry(VersionedRecord):
     """One model call (``calls.jsonl``); ``game_index`` None for calls outside a game (belief elicitation)."""
 
@@ -179,3 +189,7 @@ class CallEntry(VersionedRecord):
     cache_key: str | None = None
     cache_hit: bool = False
     template_hash: str | None = None
+    # The parse audit (``arena audit``): where in ``reply`` the move was read, (start, end) character offsets,
+    # and every other candidate the parser saw. None on calls that read no move and on records written before.
+    parse_span: tuple[int, int] | None = None
+    parse_candidates: tuple[ParseCandidate, ...] | None = None

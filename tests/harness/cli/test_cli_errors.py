@@ -29,7 +29,7 @@ BAD_SYMBOL = """. . . . . .
         (["bench", "engine", "--envs", "x"], "not an id or a range"),
         (["bench", "engine", "--seconds", "0"], "--seconds must be more than 0"),
         (["run", "--model", "nosuchprovider/x", "--env", "0"], "unknown model 'nosuchprovider/x'"),
-        (["run", "--model", "mock/nope", "--env", "0"], "unknown mock model 'mock/nope'; valid: mock/first-legal"),
+        (["run", "--model", "mock/nope", "--env", "0"], "unknown mock model 'mock/nope'; valid: "),
         (["run", "--model", "mock/first-legal", "--env", "0", "--budget", "-1"], "--budget -1: input should be greater"),
         (["run", "--model", "mock/first-legal", "--env", "0", "--hint", "x"], "--hint 'x': input should be 'none'"),
         (["run", "--model", "mock/first-legal", "--env", "0", "--checkpoints", "5,x"], "--checkpoints '5,x'"),

@@ -10,7 +10,6 @@ import pytest
 
 from harness.bench.agents import AgentBenchRow
 from harness.cli import bench
-from harness.cli.tournament import split_specs
 from harness.registry import specs
 from harness.registry.importing import PLUGINS_ENV
 from harness.tournaments.results import PRIVILEGED_NOTE
@@ -114,11 +113,6 @@ def test_default_run_directory_under_runs(invoke, tmp_path, monkeypatch):
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert re.fullmatch(r"\d{8}-\d{6}-match-random-vs-greedy-env0", run_dir.name)
     assert len(read_games(run_dir)) == 1
-
-
-def test_split_specs():
-    assert split_specs("random, greedy") == ["random", "greedy"]
-    assert split_specs("minimax:depth=5,time=1,random,mcts:n=30") == ["minimax:depth=5,time=1", "random", "mcts:n=30"]
 
 
 def test_bench_agents_table(invoke, monkeypatch):

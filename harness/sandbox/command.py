@@ -88,7 +88,7 @@ def _dirs_to(path: str, made: set[str]) -> list[str]:
 
 
 def _binds() -> list[str]:
-    made: set[str] = set()
+    made: set[str] = {"/tmp"}  # the private tmpfs, mounted first: a venv under /tmp is bound over it, not hidden by it
     args: list[str] = []
     prefixes = [os.path.realpath(sys.base_prefix)]
     venv = os.path.realpath(sys.prefix)
@@ -120,9 +120,9 @@ def sandbox_argv(uid: int, tmp_bytes: int) -> list[str]:
         "--die-with-parent", "--new-session", "--clearenv",
         "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/nonexistent", "--setenv", "LANG", "C.UTF-8",
         *(arg for name in _THREAD_VARIABLES for arg in ("--setenv", name, "1")),
+        "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp",
         *_binds(),
-        "--dev", "/dev", "--proc", "/proc",
-        "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp", "--chdir", "/tmp",
+        "--dev", "/dev", "--proc", "/proc", "--chdir", "/tmp",
         "--hostname", "sandbox",
         "--", shutil.which("setpriv") or "/usr/bin/setpriv",
         f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",

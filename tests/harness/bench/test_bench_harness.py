@@ -80,7 +80,7 @@ def _contents(run_dir):
 
 
 def test_concurrent_evaluation_writes_what_sequential_play_writes(tmp_path):
-    sequential = run_llm(_config(concurrency=1), out=tmp_path, run_id="sequential")
+    sequential = run_llm(_config(concurrency=1, referee=False), out=tmp_path, run_id="sequential")  # as the other: in-process
     client = ModelClient("mock/first-legal", cache=ResponseCache(tmp_path / "concurrent" / CACHE_FILE), concurrency=8,
                          seed=3, mock=make_mock("mock/first-legal", seed=3, latency_s=0.01))
     concurrent = run_llm(_config(concurrency=8), out=tmp_path, run_id="concurrent", client=client)

@@ -27,7 +27,9 @@ def conditions_reachable(roots: list[Any], limit: int = 200_000) -> list[str]:
         elif isinstance(obj, (list, tuple, set, frozenset)):
             stack.extend(obj)
         if hasattr(obj, "__dict__") and not isinstance(obj, type) and type(obj).__module__ not in ("builtins",):
-            stack.extend(vars(obj).values())
+            attributes = getattr(obj, "__dict__", None)  # some objects' __dict__ is not a dict
+            if isinstance(attributes, dict):
+                stack.extend(attributes.values())
         for slot in getattr(type(obj), "__slots__", ()):
             stack.append(getattr(obj, slot, None))
     return found

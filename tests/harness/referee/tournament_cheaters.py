@@ -65,7 +65,9 @@ def strings_reachable(roots: list[Any], limit: int = 100_000) -> list[str]:
         elif isinstance(obj, (list, tuple, set, frozenset)):
             stack.extend(obj)
         elif hasattr(obj, "__dict__") and not isinstance(obj, type) and type(obj).__module__ != "builtins":
-            stack.extend(vars(obj).values())
+            attributes = getattr(obj, "__dict__", None)  # some objects' __dict__ is not a dict
+            if isinstance(attributes, dict):
+                stack.extend(attributes.values())
     return sorted(found)
 
 

@@ -11,6 +11,7 @@ import dataclasses
 import os
 import select
 import socket
+import sys
 import uuid
 from pathlib import Path
 
@@ -98,10 +99,18 @@ def test_reading_files_outside_fails(make_worker, game_source, tmp_path, guard):
     else:  # those files do not exist in its world (/tmp is its own; the project and home are not bound)
         assert result.value == ["FileNotFoundError"] * 3
     # what the program can see of the host: the interpreter's path under /root, no project, no /etc
+    project = Path(__file__).resolve().parents[3]
     seen = make_worker(attack(game_source, "    return [sorted(os.listdir(p)) if os.path.isdir(p) else None "
-                                           "for p in ('/root', '/work/main', '/etc', '/home')]\n"), guard=guard)
-    root, project, etc, home = run_attack(seen).unwrap()
-    assert root == [".pyenv"] and project == [".venv"] and etc is None and home is None
+                                           f"for p in ('/root', {str(project)!r}, '/etc', '/home')]\n"), guard=guard)
+    root, project_seen, etc, home = run_attack(seen).unwrap()
+    assert root == _bound_below("/root") and project_seen == _bound_below(str(project)) and etc is None and home is None
+
+
+def _bound_below(directory: str) -> list[str] | None:
+    """What the sandbox shows of ``directory``: the first step towards the interpreter and the venv, which are bound."""
+    bound = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
+    steps = sorted({Path(path).relative_to(directory).parts[0] for path in bound if path.startswith(directory + "/")})
+    return steps or None
 
 
 @pytest.mark.parametrize("guard", GUARDS)

@@ -31,7 +31,8 @@ ENDPOINT_DOWN_EXIT_CODE = 3  # the run stopped on its endpoint and can be resume
 
 
 def run(
-    agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy or llm-strategist."),
+    agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy, llm-strategist or cwm "
+                                                            "(a code world model: docs/cwm.md)."),
     model: str = typer.Option(None, "--model", help="litellm model string (provider/model, e.g. openai/gpt-4o-mini), or mock/<name>."),
     env: int = typer.Option(None, "--env", help="Environment id 0-55."),
     budget: int = typer.Option(2000, "--budget", help="Adaptation games."),
@@ -68,6 +69,15 @@ def run(
     in_process: bool = typer.Option(False, "--in-process", help="Play the agent in this process, which holds K (UNENFORCED: "
                                     "for quick experiments; the run and its report say so). Default: a process of its own, "
                                     "every game scored by the referee."),
+    cwm_mode: str = typer.Option("tree", "--cwm-mode", help="cwm: refine programs by REx tree search (tree) or by "
+                                                            "conversation."),
+    cwm_explore: int = typer.Option(20, "--cwm-explore", help="cwm: exploration games before the first program."),
+    cwm_calls: int = typer.Option(12, "--cwm-calls", help="cwm: model calls over the whole adaptation."),
+    cwm_simulations: int = typer.Option(100, "--cwm-simulations", help="cwm: MCTS simulations per move on the program."),
+    cwm_heldout: int = typer.Option(10_000, "--cwm-heldout", help="cwm: random-play transitions of the true engine "
+                                                                  "in the held-out tests."),
+    unsandboxed: bool = typer.Option(False, "--unsandboxed", help="cwm: run generated code without bubblewrap (rlimits "
+                                     "only; the report says UNSANDBOXED). Without bubblewrap, cwm refuses to run otherwise."),
 ) -> None:
     """Adapt a model agent on one environment, evaluate it, and write runs/<id>/.
 
@@ -94,7 +104,8 @@ def run(
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
                 endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
-                referee=not in_process,
+                referee=not in_process, cwm_mode=cwm_mode, cwm_explore=cwm_explore, cwm_calls=cwm_calls,
+                cwm_simulations=cwm_simulations, cwm_heldout=cwm_heldout, unsandboxed=unsandboxed,
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None

@@ -6,6 +6,8 @@ can end up in a manifest.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import platform
 import subprocess
 from importlib import metadata
@@ -15,6 +17,7 @@ import numba
 import numpy
 
 import harness
+from harness.prompting.renderer import DEFAULT_PROMPTS_DIR
 
 REPO_ROOT = Path(harness.__file__).resolve().parents[1]
 
@@ -48,3 +51,22 @@ def _git(root: Path, *args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
+
+
+PARSER_MODULE = "harness.prompting.moves"  # its source is part of the harness version
+
+
+def harness_version(prompts_dir: Path | None = None) -> str:
+    """A short hash (12 hex digits) of the prompt templates (``prompts/*.j2``) and the reply parser's source.
+
+    Two results with the same version were produced by the same prompts and the same
+    parsing; a change to either changes it.
+    """
+    digest = hashlib.sha256()
+    for path in sorted((prompts_dir or DEFAULT_PROMPTS_DIR).glob("*.j2")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    spec = importlib.util.find_spec(PARSER_MODULE)
+    if spec is None or spec.origin is None:
+        raise RuntimeError(f"the parser module {PARSER_MODULE} cannot be found")
+    digest.update(b"parser\0" + Path(spec.origin).read_bytes())
+    return digest.hexdigest()[:12]

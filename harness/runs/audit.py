@@ -48,12 +48,12 @@ from typing import Any
 from engine.environments import make_env
 from engine.notation import format_move
 from harness.prompting.renderer import DEFAULT_PROMPTS_DIR
+from harness.records.provenance import harness_version
 from harness.records.transcript import CALLS_FILE, GAMES_FILE, TranscriptError
 from harness.runs.replay import llm_config, run_kind
 
 FINDING_KINDS = ("not_final_answer", "several_answers", "prompt_echo", "unrecorded_substitution")
 EXCERPT_CHARS = 70
-PARSER_MODULE = "harness.prompting.moves"
 
 # A coordinate (one letter, one or two digits) or "pass", not inside a longer word or number.
 _COORD = re.compile(r"(?<![A-Za-z0-9])(?:pass|[A-Za-z][0-9]{1,2})(?![A-Za-z0-9])", re.IGNORECASE)
@@ -333,21 +333,3 @@ def _audit_games(run_dir: Path, kind: str, by_ply: dict[tuple[Any, ...], list[di
             if calls:
                 findings.extend(audit_ply(calls, format_move(int(move), layout).lower(), game, ply))
     return findings
-
-
-# ------------------------------------------------------------------------------ the harness version
-
-def harness_version(prompts_dir: Path | None = None) -> str:
-    """A short hash (12 hex digits) of the prompt templates (``prompts/*.j2``) and the reply parser's source.
-
-    Two results with the same version were produced by the same prompts and the same
-    parsing; a change to either changes it.
-    """
-    digest = hashlib.sha256()
-    for path in sorted((prompts_dir or DEFAULT_PROMPTS_DIR).glob("*.j2")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    spec = importlib.util.find_spec(PARSER_MODULE)
-    if spec is None or spec.origin is None:
-        raise RuntimeError(f"the parser module {PARSER_MODULE} cannot be found")
-    digest.update(b"parser\0" + Path(spec.origin).read_bytes())
-    return digest.hexdigest()[:12]

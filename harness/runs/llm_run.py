@@ -53,7 +53,7 @@ from harness.play.grants import EvaluationGrants
 from harness.prompting.renderer import PromptRenderer
 from harness.prompting.strategist_agent import Strategy
 from harness.records.lock import writer_lock
-from harness.records.provenance import git_commit, versions
+from harness.records.provenance import git_commit, harness_version, versions
 from harness.records.transcript import (
     GameEntry,
     RunManifest,
@@ -321,6 +321,7 @@ def _beliefs_done(run_dir: Path) -> list[int]:
 
 def _manifest(config: LlmRunConfig, run_id: str, renderer: PromptRenderer) -> RunManifest:
     return RunManifest(
-        run_id=run_id, config=config.model_dump(mode="json"), versions=versions(), git=git_commit(),
+        run_id=run_id, config=config.model_dump(mode="json"), versions=versions() | {"harness": harness_version()},
+        git=git_commit(),
         template_hashes=renderer.template_hashes(), seeds={"run": config.seed},
     )

@@ -25,6 +25,7 @@ from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
 from harness.cli.options import PluginOption, parse_specs, use_plugins
 from harness.models.errors import EndpointDown
+from harness.runs.estimate import RunEstimate, estimate_run
 from harness.runs.llm_run import AgentFailed, LlmRunConfig, run_llm
 
 ENDPOINT_DOWN_EXIT_CODE = 3  # the run stopped on its endpoint and can be resumed
@@ -78,6 +79,9 @@ def run(
                                                                   "in the held-out tests."),
     unsandboxed: bool = typer.Option(False, "--unsandboxed", help="cwm: run generated code without bubblewrap (rlimits "
                                      "only; the report says UNSANDBOXED). Without bubblewrap, cwm refuses to run otherwise."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the estimate (games, model calls, tokens, dollars from "
+                                 "litellm's local price table, wall time) and exit: no network, no key, nothing written."),
+    latency_s: float = typer.Option(1.0, "--latency-s", help="The estimate's assumed seconds per model call."),
 ) -> None:
     """Adapt a model agent on one environment, evaluate it, and write runs/<id>/.
 
@@ -109,10 +113,31 @@ def run(
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None
+    elif dry_run:
+        raise typer.BadParameter("--dry-run estimates a new run: leave out --resume")
+    if config is not None and _estimate_or_exit(config, latency_s, dry_run):
+        return
     run_dir = run_with_progress(config, out=out, resume=resume)
     console = stdout_console()
     console.print((run_dir / "report.md").read_text(encoding="utf-8"), markup=False)
     console.print(f"run directory: {run_dir}", markup=False)
+
+
+def _estimate_or_exit(config: LlmRunConfig, latency_s: float, dry_run: bool) -> bool:
+    """Print the run's estimate (``--dry-run``: the table, then True: done); refuse a run estimated over ``--max-cost-usd``."""
+    try:
+        estimate: RunEstimate = estimate_run(config, latency_s=latency_s)
+    except (KeyError, ValueError) as error:
+        raise typer.BadParameter(str(error)) from None
+    if dry_run:
+        stdout_console().print(estimate.table(), markup=False, highlight=False, soft_wrap=True)
+        return True
+    stderr_console().print(estimate.line(), markup=False, highlight=False, soft_wrap=True)
+    if config.max_cost_usd is not None and estimate.cost_usd is not None and estimate.cost_usd > config.max_cost_usd:
+        print_error(f"the run is estimated to cost {estimate.cost_text()}, over --max-cost-usd {config.max_cost_usd:g}: "
+                    f"not started (raise --max-cost-usd, or lower --budget/--eval-games; --dry-run shows the estimate)")
+        raise typer.Exit(2)
+    return False
 
 
 def _checkpoints(text: str | None) -> tuple[int, ...] | None:

@@ -49,7 +49,7 @@ def default_model() -> tuple[str, str]:
 
 
 def demo(
-    env: Annotated[str, typer.Option("--env", metavar="ID", help="Environment id, 0-55 (14: K = 0.8 on the standard board).")] = "14",
+    env: Annotated[str, typer.Option("--env", metavar="ID", help="Environment id, 0-55 (14: on the standard board).")] = "14",
     model: Annotated[str | None, typer.Option("--model", help="litellm model string or mock/<name> (default: see above).")] = None,
     budget: Annotated[int, typer.Option("--budget", help="Adaptation games (self-play).")] = 200,
     batch: Annotated[int, typer.Option("--batch", help="Games per strategy (one model call each).")] = 25,
@@ -65,12 +65,14 @@ def demo(
     timeout: mo.TimeoutOption = None,
     model_arg: mo.ModelArgOption = None,
     max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
+    reveal: Annotated[bool, typer.Option("--reveal", help="Show the condition (and K) from the start, not only after the run.")] = False,
 ) -> None:
     """Adapt the llm-strategist to a hidden K, then compare it with baselines against the same opponents.
 
     Prints the strategist's beliefs over the budget, a table of win/draw/lose
     rates per opponent (Wilson 95% intervals) for it and for fixed baselines,
-    and the run directory (replay it with ``arena replay``).
+    and the run directory (replay it with ``arena replay``). The condition
+    (K) is printed only after the run, labelled so, unless ``--reveal``.
     """
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
@@ -82,21 +84,24 @@ def demo(
     chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model()
     check_api_key(chosen, api_base=options.api_base)  # an unknown model or a missing key: an error before anything is printed
     console = stdout_console()
-    console.print(f"llm-strategist with {chosen} ({why}) adapts on env {environment.id} ({environment.name}) "
-                  f"within {budget} games; K stays hidden.", markup=False)
+    shown = f"condition {environment.condition.label}, K = {environment.condition.k} (--reveal)" if reveal else "K stays hidden"
+    console.print(f"llm-strategist with {chosen} ({why}) adapts on env {environment.id} ({environment.layout.name}) "
+                  f"within {budget} games; {shown}.", markup=False)
     config = LlmRunConfig(agent="llm-strategist", model=chosen, env=environment.id, budget=budget, eval_games=games,
                           opponents=OPPONENTS, seed=seed, batch=batch, search_depth=3, endgame=10,
                           checkpoints=tuple(sorted({c for c in (batch, budget // 2, budget) if 0 < c <= budget})),
                           model_options=options)
     run_dir = run_with_progress(config, out=out)
     metrics = _read_json(run_dir / "metrics.json")
+    console.print(f"Revealed after the run: env {environment.id} is {environment.name}, true K = {metrics['true_k']}.",
+                  markup=False)
     for line in _belief_lines(metrics):
         console.print(line, markup=False)
     baselines = {spec: {opponent: _match(environment, spec, opponent, games, seed) for opponent in OPPONENTS}
                  for spec in BASELINES}
     console.print(comparison_table(environment, f"llm-strategist ({chosen})", metrics, baselines))
-    console.print(f"true K = {metrics['true_k']} (shown only now). Run directory: {run_dir}  "
-                  f"(arena replay {run_dir}; arena rerun {run_dir})", markup=False)
+    console.print(f"Run directory: {run_dir}  (arena replay {run_dir} checks the condition against the manifest's "
+                  f"commitment; arena rerun {run_dir})", markup=False)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

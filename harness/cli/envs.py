@@ -17,18 +17,18 @@ HIDDEN = "hidden"
 
 def envs(
     reveal: Annotated[
-        bool, typer.Option("--reveal", help="Show the threshold K of each condition (hidden by default).")
+        bool, typer.Option("--reveal", help="Show each environment's condition and its threshold K (hidden by default).")
     ] = False,
 ) -> None:
-    """List the 56 environments: id, name, size, obstacles, condition and turn limit.
+    """List the 56 environments: id, layout, size, obstacles, turn limit, and with --reveal the condition and K.
 
-    The threshold K is what agents must discover; it is shown only with --reveal.
+    The condition (its threshold K) is what agents must discover; it is shown only with --reveal.
     """
     stdout_console().print(envs_table(all_envs(), reveal))
 
 
 def envs_table(environments: list[Environment], reveal: bool) -> Table:
-    """A rich table of ``environments``; K is the word ``hidden`` unless ``reveal``."""
+    """A rich table of ``environments``; the condition and K are the word ``hidden`` unless ``reveal``."""
     table = Table(title="Expanded Othello Arena environments (id = 7 * condition + layout)")
     table.add_column("id", justify="right")
     table.add_column("layout")
@@ -43,7 +43,7 @@ def envs_table(environments: list[Environment], reveal: bool) -> Table:
             env.layout.name,
             f"{env.layout.rows}x{env.layout.cols}",
             str(len(env.layout.obstacles)),
-            env.condition.label,
+            env.condition.label if reveal else HIDDEN,
             f"{float(env.condition.k):g}" if reveal else HIDDEN,
             turn_limit_text(env),
         )

@@ -102,6 +102,10 @@ class RunManifest(VersionedRecord):
     # renewed whenever the writer closes, so it says how far an interrupted run got and seals a finished one.
     chains: dict[str, ChainSeal] = {}
     sealed_at: datetime | None = None
+    # The commitment to the hidden condition (:mod:`harness.records.commitment`): sha256 of a salt and the condition's
+    # canonical text, written before the first game; the salt and the condition are revealed only in metrics.json and
+    # report.md at the end. None in manifests written before commitments.
+    condition_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
     @model_validator(mode="before")
     @classmethod

@@ -10,6 +10,7 @@ from engine.environments import make_env
 from engine.protocol.belief import Belief
 from harness.play.decisions import FailureCounts
 from harness.prompting.beliefs import score_belief
+from harness.records.commitment import SALT_FILE, condition_text, read_salt
 from harness.records.transcript import CallEntry, GameEntry, TranscriptReader
 from harness.registry.specs import canonical_spec, parse_spec
 from harness.runs.llm_config import (
@@ -50,6 +51,10 @@ def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | No
         metrics["strategy_failures"] = sum(not line["new"] for line in strategies)
     if config.agent == "cwm":
         metrics["cwm"] = cwm_metrics(config, run_dir / AGENT_FILE)
+    committed = reader.manifest().condition_sha256
+    if committed is not None:  # revealed here, at the end: the condition and the salt the manifest committed to
+        metrics["commitment"] = {"condition": condition_text(make_env(config.env).condition), "salt": read_salt(run_dir),
+                                 "sha256": committed}
     (run_dir / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     (run_dir / REPORT_FILE).write_text(render_report(config, metrics), encoding="utf-8")
     return metrics
@@ -108,7 +113,15 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         lines += cwm_lines(metrics["cwm"])
     if metrics["stopped"]:
         lines.append(f"Stopped early: {metrics['stopped']}.")
+    if metrics.get("commitment"):
+        lines += ["", commitment_line(metrics["commitment"])]
     return "\n".join(lines) + "\n"
+
+
+def commitment_line(commitment: dict[str, Any]) -> str:
+    """The report's line revealing the condition and the salt of the manifest's commitment (``arena replay`` reads it)."""
+    salt = commitment["salt"] or f"lost: {SALT_FILE} is missing"
+    return f"Condition: {commitment['condition']} (salt {salt}, committed in the manifest as sha256 {commitment['sha256']})."
 
 
 def cwm_metrics(config: LlmRunConfig, report_path: Path) -> dict[str, Any]:

@@ -52,6 +52,7 @@ from harness.play.game import PlyDecision, from_policy, play_game_async
 from harness.play.grants import EvaluationGrants
 from harness.prompting.renderer import PromptRenderer
 from harness.prompting.strategist_agent import Strategy
+from harness.records.commitment import commit, write_salt
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, harness_version, versions
 from harness.records.transcript import (
@@ -138,8 +139,10 @@ class _Run:
         self.env = make_env(config.env)
         self.renderer = PromptRenderer()
         self.writer = TranscriptWriter(run_dir, resume=resuming)
-        if not resuming:
-            self.writer.write_manifest(_manifest(config, run_dir.name, self.renderer))
+        if not resuming:  # the salt is kept (0600) before the manifest commits to the condition with it
+            salt, condition_sha256 = commit(self.env.condition)
+            write_salt(run_dir, salt)
+            self.writer.write_manifest(_manifest(config, run_dir.name, self.renderer, condition_sha256))
         self.call_index = self.writer.resumed_from.calls_done
         games = TranscriptReader(run_dir).games() if resuming else []
         self.adapt_games = [g for g in games if g.phase == "adapt"]
@@ -319,9 +322,10 @@ def _beliefs_done(run_dir: Path) -> list[int]:
     return [line["checkpoint"] for line in read_beliefs(run_dir)]
 
 
-def _manifest(config: LlmRunConfig, run_id: str, renderer: PromptRenderer) -> RunManifest:
+def _manifest(config: LlmRunConfig, run_id: str, renderer: PromptRenderer, condition_sha256: str) -> RunManifest:
+    """The run's manifest; ``condition_sha256`` commits to the hidden condition (the salt is not in it)."""
     return RunManifest(
         run_id=run_id, config=config.model_dump(mode="json"), versions=versions() | {"harness": harness_version()},
         git=git_commit(),
-        template_hashes=renderer.template_hashes(), seeds={"run": config.seed},
+        template_hashes=renderer.template_hashes(), seeds={"run": config.seed}, condition_sha256=condition_sha256,
     )

@@ -18,6 +18,7 @@ Rerunning a run from its cache is :mod:`harness.runs.rerun`; runs side by side, 
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from engine.rules import Rules
 from engine.state import BLACK, COLOUR_NAMES, State
 from harness.play.game import move_notation
 from harness.records.chain import Finding
+from harness.records.commitment import condition_text, verify
 from harness.records.integrity import check_records
 from harness.records.transcript import (
     GAMES_FILE,
@@ -40,6 +42,7 @@ from harness.records.transcript import (
     TranscriptError,
     TranscriptReader,
 )
+from harness.runs.llm_config import METRICS_FILE, REPORT_FILE
 from harness.runs.llm_run import LlmRunConfig
 
 
@@ -189,7 +192,8 @@ def replay_run(run_dir: str | Path) -> ReplayReport:
         check = check_records(run_dir, budget=config.budget, eval_games=config.eval_games * len(config.opponents))
         log = check.games
         kind, games = "llm", _llm_games(config.env, log.records, [log.line(i) for i in range(len(log.records))])
-        report = ReplayReport(kind, findings=list(check.findings), notes=list(check.notes))
+        findings, notes = commitment_check(run_dir, config.env)
+        report = ReplayReport(kind, findings=list(check.findings) + findings, notes=list(check.notes) + notes)
     else:
         kind, games = recorded_games(run_dir)
         report = ReplayReport(kind)
@@ -203,6 +207,51 @@ def replay_run(run_dir: str | Path) -> ReplayReport:
             report.bad_games[key] += 1
             report.mismatches += found
     return report
+
+
+_REPORT_LINE = re.compile(r"^Condition: (?P<condition>.+) \(salt (?P<salt>\S+), committed in the manifest as sha256 "
+                          r"(?P<sha256>[0-9a-f]+)\)\.$", re.MULTILINE)
+
+
+def commitment_check(run_dir: Path, env_id: int) -> tuple[list[Finding], list[str]]:
+    """(findings, notes) on the commitment to the condition: the condition and salt revealed in metrics.json and
+    report.md must give the manifest's sha256, and the condition must be env ``env_id``'s real one."""
+    committed = TranscriptReader(run_dir).manifest().condition_sha256
+    if committed is None:
+        return [], ["commitment: none in the manifest (a run written before commitments): the condition is not checked"]
+    true_text = condition_text(make_env(env_id).condition)
+    revealed: list[tuple[str, str | None, str | None, str | None]] = []  # (file, condition, salt, sha256)
+    findings: list[Finding] = []
+    metrics_path = run_dir / METRICS_FILE
+    if not metrics_path.exists():
+        return [], ["commitment: not revealed yet (no metrics.json: the run has not ended)"]
+    try:
+        shown = json.loads(metrics_path.read_text(encoding="utf-8")).get("commitment")
+    except (ValueError, AttributeError):
+        shown = None
+    if not isinstance(shown, dict):
+        findings.append(Finding(METRICS_FILE, None, "the manifest commits to a condition (sha256 "
+                                                    f"{committed}), but no commitment is revealed here"))
+    else:
+        revealed.append((METRICS_FILE, shown.get("condition"), shown.get("salt"), shown.get("sha256")))
+    report_path = run_dir / REPORT_FILE
+    if report_path.exists():
+        match = _REPORT_LINE.search(report_path.read_text(encoding="utf-8"))
+        if match is None:
+            findings.append(Finding(REPORT_FILE, None, "no 'Condition: ... (salt ..., committed in the manifest as sha256 ...)' line"))
+        else:
+            revealed.append((REPORT_FILE, match["condition"], match["salt"], match["sha256"]))
+    for name, text, salt, sha256 in revealed:
+        if sha256 != committed:
+            findings.append(Finding(name, None, f"the revealed sha256 {sha256} is not the manifest's {committed}"))
+        if not isinstance(text, str) or not isinstance(salt, str) or not verify(text, salt, committed):
+            findings.append(Finding(name, None, f"the revealed condition {text!r} and salt {salt!r} do not give the manifest's "
+                                                f"sha256 {committed}"))
+        if text != true_text:
+            findings.append(Finding(name, None, f"the revealed condition {text!r} is not env {env_id}'s condition"))
+    if not findings:
+        return [], [f"commitment: the condition revealed at the end matches the manifest's sha256 and env {env_id}"]
+    return findings, []
 
 
 def check_game(rules: Rules, condition: Any, game: ReplayGame) -> list[Mismatch]:

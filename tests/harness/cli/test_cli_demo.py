@@ -18,7 +18,12 @@ def test_demo_adapts_then_compares_with_the_baselines(invoke, tmp_path, monkeypa
     assert "belief after    8 games" in result.output
     for row in ("llm-strategist", "minimax:depth=3", "positional", "vs random", "vs greedy", "vs positional"):
         assert row in result.output
-    assert "true K = 4/5" in result.output
+    before, marker, after = result.output.partition("Revealed after the run: ")
+    assert marker, result.output
+    for condition in ("Majority", "80%", "K = ", "0.8"):  # nothing of the condition until the run has ended
+        assert condition not in before
+    assert "K stays hidden" in before
+    assert after.startswith("env 14 is Standard 8x8 / Majority<80%, true K = 4/5.")
     run_dirs = list(tmp_path.iterdir())
     assert len(run_dirs) == 1 and (run_dirs[0] / "metrics.json").exists()
 

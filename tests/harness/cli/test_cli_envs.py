@@ -9,12 +9,15 @@ def _id_cells(output: str) -> list[int]:
     return [int(m) for m in re.findall(r"^│\s*(\d+)\s*│", output, flags=re.MULTILINE)]
 
 
-def test_envs_lists_all_56_with_k_hidden(invoke):
+LABELS = ("Majority", "Minority", "Blitz", "<80%", "<60%", ">20%", ">40%")
+
+
+def test_envs_lists_all_56_with_the_condition_and_k_hidden(invoke):
     result = invoke("envs")
     assert result.exit_code == 0, result.output
     assert _id_cells(result.output) == list(range(56))
-    assert result.output.count("hidden") == 56
-    for k in ("1.01", "-0.01", "0.8", "0.6", "0.4", "0.2"):
+    assert result.output.count("hidden") == 2 * 56  # the condition and K of each
+    for k in ("1.01", "-0.01", "0.8", "0.6", "0.4", "0.2", *LABELS):
         assert k not in result.output
     assert "Random Board 1 (12x10)" in result.output
     assert "12x10" in result.output
@@ -26,5 +29,5 @@ def test_envs_reveal_shows_k(invoke):
     assert result.exit_code == 0, result.output
     assert _id_cells(result.output) == list(range(56))
     assert "hidden" not in result.output
-    for k in ("1.01", "-0.01", "0.8", "0.6", "0.4", "0.2"):
+    for k in ("1.01", "-0.01", "0.8", "0.6", "0.4", "0.2", "Majority<80%", "Minority>20%", "Majority/Blitz"):
         assert k in result.output

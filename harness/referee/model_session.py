@@ -39,9 +39,9 @@ from harness.play.decisions import Attempt, FailureCounts, FailureKind, MoveDeci
 from harness.prompting.strategist_agent import Strategy
 from harness.referee.model_process import ModelJob, model_agent_main
 from harness.referee.referee import Referee
+from harness.referee.session import JOIN_SECONDS, finish
 from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire, int_field
 
-JOIN_SECONDS = 10.0
 MAX_INDEX = 10**7
 
 
@@ -237,15 +237,7 @@ class ModelSession:
 
     def close(self) -> None:
         """Tell the agent process to finish and wait for it (ended by force after a few seconds)."""
-        try:
-            self._wire.send("finish")
-        except (BrokenPipeError, OSError):
-            pass
-        self._process.join(JOIN_SECONDS)
-        if self._process.is_alive():
-            self._process.kill()
-            self._process.join()
-        self._wire.close()
+        finish(self._wire, self._process)
 
 
 def _decision(reply: dict[str, Any]) -> MoveDecision:

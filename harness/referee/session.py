@@ -38,6 +38,19 @@ class Adapted:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
+def finish(wire: Wire, process: Any) -> None:
+    """Tell an agent process to finish, wait for it (ended by force after :data:`JOIN_SECONDS`), close the pipe."""
+    try:
+        wire.send("finish")
+    except (BrokenPipeError, OSError):
+        pass
+    process.join(JOIN_SECONDS)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    wire.close()
+
+
 class AgentSession:
     """One agent process and its referee."""
 
@@ -102,15 +115,7 @@ class AgentSession:
 
     def close(self) -> None:
         """Tell the agent process to finish and wait for it (ended by force after a few seconds)."""
-        try:
-            self._wire.send("finish")
-        except (BrokenPipeError, OSError):
-            pass
-        self._process.join(JOIN_SECONDS)
-        if self._process.is_alive():
-            self._process.kill()
-            self._process.join()
-        self._wire.close()
+        finish(self._wire, self._process)
 
     def __enter__(self) -> AgentSession:
         return self

@@ -11,7 +11,6 @@ kept for quick experiments, is shown to be bendable and is marked unenforced.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ import pytest
 from engine import make_env
 from harness.bench.paper_plan import Opponent, make_paper_plan
 from harness.bench.paper_run import run_bench_paper
-from harness.registry.importing import PLUGINS_ENV
 from harness.registry.plugins import load_plugins
 
 CHEATERS = Path(__file__).with_name("cheaters.py")
@@ -28,13 +26,9 @@ BUDGET = 6
 
 
 @pytest.fixture
-def reports(monkeypatch, tmp_path) -> Path:
-    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))  # restored after the test
-    directory = tmp_path / "reports"
-    directory.mkdir()
-    monkeypatch.setenv("CHEAT_REPORT", str(directory))
+def reports(reports) -> Path:  # conftest's, with the cheaters loaded here too
     load_plugins([CHEATERS])
-    return directory
+    return reports
 
 
 def _plan(agent: str, referee: bool = True):

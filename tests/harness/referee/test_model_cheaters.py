@@ -11,28 +11,16 @@ budget. In-process (``--in-process``) the same agent finds K: the test can fail.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from engine import make_env
 from harness.cli.main import app
-from harness.registry.importing import PLUGINS_ENV
 
 CHEATER = Path(__file__).with_name("model_cheaters.py")
 MAJORITY, MINORITY = 0, 7  # the same 8x8 layout, K = 1.01 and K = -0.01
 BUDGET = 3
-
-
-@pytest.fixture
-def reports(monkeypatch, tmp_path) -> Path:
-    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))  # restored after the test
-    directory = tmp_path / "reports"
-    directory.mkdir()
-    monkeypatch.setenv("CHEAT_REPORT", str(directory))
-    return directory
 
 
 def _run(tmp_path: Path, env: int, *extra: str):

@@ -1,0 +1,20 @@
+"""What the cheater tests share: a directory the cheaters report to, and the plugin variable restored after each test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.registry.importing import PLUGINS_ENV
+
+
+@pytest.fixture
+def reports(monkeypatch, tmp_path) -> Path:
+    """``$CHEAT_REPORT``: where the cheaters write what they found (``--plugin`` sets the plugin variable: restored)."""
+    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))
+    directory = tmp_path / "reports"
+    directory.mkdir()
+    monkeypatch.setenv("CHEAT_REPORT", str(directory))
+    return directory

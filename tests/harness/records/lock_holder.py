@@ -1,7 +1,7 @@
 """Hold a run directory's writer lock until killed (a second terminal's ``arena run``, stopped mid-run)."""
 
 import sys
-import time
+import threading
 from pathlib import Path
 
 from harness.records.lock import writer_lock
@@ -9,5 +9,4 @@ from harness.records.lock import writer_lock
 if __name__ == "__main__":
     with writer_lock(Path(sys.argv[1])):
         print("locked", flush=True)
-        while True:
-            time.sleep(3600)
+        threading.Event().wait()  # until killed

@@ -11,7 +11,7 @@ import os
 import socket
 
 import pytest
-from stub_server import StubServer, client_error, forbidden, free_port, model_not_found, ok, unauthorized
+from stub_server import client_error, forbidden, free_port, model_not_found, ok, unauthorized
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -23,23 +23,6 @@ from harness.models.options import ModelOptions  # noqa: E402
 MODEL = "openai/stub-model"
 KEY = "test-key-not-a-secret"
 MESSAGES = [{"role": "user", "content": "Legal moves: d3, c4\nYour move?"}]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with StubServer() as stub:
-        client = ModelClient(MODEL, api_base=stub.url, api_key=KEY, timeout_s=30)  # litellm sets itself up once
-        asyncio.run(client.complete(client.request([{"role": "user", "content": "warm up"}])))
-        yield stub
-
-
-@pytest.fixture
-def stub(server):
-    server.reset_counters()
-    server.default = ok()
-    yield server
-    server.reset_counters()
-    server.default = ok()
 
 
 def client_for(url: str, cache: ResponseCache | None = None, **options) -> ModelClient:

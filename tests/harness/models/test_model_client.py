@@ -32,23 +32,6 @@ MESSAGES = [{"role": "system", "content": "You play Othello."},
             {"role": "user", "content": "Legal moves: d3, c4\nYour move?"}]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with StubServer() as stub:
-        # litellm's first call in a process sets itself up; do it outside the tests.
-        client = ModelClient(MODEL, api_base=stub.url, api_key=TEST_KEY, timeout_s=30)
-        asyncio.run(client.complete(client.request(MESSAGES)))
-        yield stub
-
-
-@pytest.fixture
-def stub(server):
-    server.reset_counters()
-    server.default = ok()
-    yield server
-    server.reset_counters()
-
-
 def make_client(stub: StubServer, **options) -> ModelClient:
     options.setdefault("timeout_s", 5.0)
     options.setdefault("backoff_base_s", 0.01)

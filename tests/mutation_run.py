@@ -11,7 +11,7 @@ mutmut leaves decorated functions alone. With the JIT off `njit` returns the fun
 in the groups that switch it off (`jit_off`) functions decorated only with `njit` are mutated
 too; with the JIT on they cannot be (a trampoline does not compile), so those groups skip them.
 
-Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--summary]
+Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--summary | --show]
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ class Group:
 
 
 GROUPS: tuple[Group, ...] = (
-    Group("interval_belief", ("agents/interval_belief.py",), ("tests/agents/test_interval.py",)),
+    Group(
+        "interval_belief",
+        ("agents/interval_belief.py",),
+        ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
+    ),
     Group(
         "engine",
         ("engine/rules.py", "engine/condition.py", "engine/kernels.py", "engine/bits.py"),
@@ -50,7 +54,6 @@ GROUPS: tuple[Group, ...] = (
             "tests/engine/test_rules.py",
             "tests/engine/test_playout_passes.py",
             "tests/engine/test_replay.py",
-            "tests/engine/test_engine_mutants.py",
             "tests/engine/test_perft.py::test_standard_8x8_perft[2]",
             "tests/engine/test_against_reference.py::test_random_games_match_reference[1]",
         ),
@@ -65,7 +68,6 @@ GROUPS: tuple[Group, ...] = (
             "tests/harness/runs/test_replay_records.py",
             "tests/harness/runs/test_replay_run.py",
             "tests/harness/runs/test_commitment_run.py",
-            "tests/harness/runs/test_replay_mutants.py",
         ),
     ),
     Group(
@@ -118,6 +120,24 @@ def _let_mutmut_mutate_njit_functions() -> None:
         return skip(self, node)
 
     MutationVisitor._skip_node_and_children = skip_unless_njit  # type: ignore[method-assign]
+
+
+def show_survivors(group: Group) -> None:
+    """Print the diff of every mutant that survived in the group's kept report (mutants regenerated in memory)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    if group.jit_off:
+        _let_mutmut_mutate_njit_functions()
+    survivors = json.loads((RESULTS_DIR / f"{group.name}.json").read_text())["survivors"]
+    sources: dict[str, str] = {}
+    for survivor in survivors:
+        module = survivor["mutant"].split(".x")[0]
+        path = module.replace(".", "/") + ".py"
+        if path not in sources:
+            sources[path] = mutate_file_contents(path, Path(path).read_text()).code
+        print(f"# {survivor['mutant']}: {survivor['status']}")
+        print(get_diff_for_mutant(survivor["mutant"], source=sources[path], path=path))
 
 
 def run_group(group: Group, max_children: int) -> None:
@@ -203,12 +223,17 @@ def main() -> int:
     parser.add_argument("groups", nargs="*", help=f"groups to run (default all): {', '.join(GROUP_BY_NAME)}")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--summary", action="store_true", help="only print the table of the kept results")
+    parser.add_argument("--show", action="store_true", help="print the diffs of the kept survivors of the groups named")
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     unknown = [name for name in args.groups if name not in GROUP_BY_NAME]
     if unknown:
         print(f"unknown mutation group {unknown[0]!r}; choose from {', '.join(GROUP_BY_NAME)}", file=sys.stderr)
         return 2
+    if args.show:
+        for name in args.groups:
+            show_survivors(GROUP_BY_NAME[name])
+        return 0
     if args.in_process:
         run_group(GROUP_BY_NAME[args.groups[0]], args.max_children)
         return 0

@@ -237,7 +237,8 @@ def main() -> int:
     if args.in_process:
         run_group(GROUP_BY_NAME[args.groups[0]], args.max_children)
         return 0
-    failed = [name for name in args.groups or list(GROUP_BY_NAME) if not args.summary and spawn_group(GROUP_BY_NAME[name], args.max_children)]
+    chosen = [] if args.summary else args.groups or list(GROUP_BY_NAME)
+    failed = [name for name in chosen if spawn_group(GROUP_BY_NAME[name], args.max_children)]
     summary()
     if failed:
         print(f"mutmut failed on: {', '.join(failed)}", file=sys.stderr)

@@ -74,6 +74,17 @@ def test_a_crashing_program_is_rejected_and_voids_the_games_it_hosts(recorded):
     _assert_all_closed(recorded)
 
 
+def test_a_looping_program_times_out_loses_and_leaves_no_process(recorded):
+    looping = SOUND + "\n\ndef returns(state):\n    while True:\n        pass\n"
+    limits = Limits(call_s=1.0, start_s=20.0, memory_bytes=512 << 20)
+    result = reject_bad_samples([SOUND, looping], SMALL, limits=limits, simulations=4, games_per_pair=1)
+    sound, loops = result.candidates
+    assert result.kept == (0,) and loops.mean_payoff == -1.0 and loops.faults == 6
+    assert loops.failures == {"timeout": 7} and loops.voided == 1  # 6 planning calls, its returns as the host
+    assert recorded[1].restarts == 6 and sound.faults == 0  # each timeout stops the worker; the next call restarts it
+    _assert_all_closed(recorded)
+
+
 def test_the_same_seed_gives_the_same_verdict(recorded):
     sources = [SOUND, reference_source(0.8)]
     first = reject_bad_samples(sources, SMALL, limits=LIMITS, simulations=4, games_per_pair=1, seed=5)

@@ -39,26 +39,35 @@ class Group:
     jit_off: bool = False
 
 
+# The hand-computed engine tests (positions, passes, word boundaries, replay), not the perft or the
+# reference comparison: with the JIT off and a trampoline on every kernel call those take many minutes.
+ENGINE_TESTS = (
+    "tests/engine/test_kernel_edges.py",
+    "tests/engine/test_rules.py",
+    "tests/engine/test_playout_passes.py",
+    "tests/engine/test_replay.py",
+)
+
+# The model layer's unit tests; not the stub-server fault runs (test_stub_faults.py: whole runs, 33 s of the
+# 45 s each classification mutant would otherwise cost when it survives).
+MODEL_TESTS = (
+    "tests/harness/models/test_errors.py",
+    "tests/harness/models/test_errors_mutants.py",
+    "tests/harness/models/test_fail_fast.py",
+    "tests/harness/models/test_model_client.py",
+    "tests/harness/models/test_model_options.py",
+    "tests/harness/models/test_mock_model.py",
+)
+
 GROUPS: tuple[Group, ...] = (
     Group(
         "interval_belief",
         ("agents/interval_belief.py",),
         ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
     ),
-    Group(
-        "engine",
-        ("engine/rules.py", "engine/condition.py", "engine/kernels.py", "engine/bits.py"),
-        (
-            "tests/engine/test_bits.py",
-            "tests/engine/test_kernel_edges.py",
-            "tests/engine/test_rules.py",
-            "tests/engine/test_playout_passes.py",
-            "tests/engine/test_replay.py",
-            "tests/engine/test_perft.py::test_standard_8x8_perft[2]",
-            "tests/engine/test_against_reference.py::test_random_games_match_reference[1]",
-        ),
-        jit_off=True,
-    ),
+    Group("rules", ("engine/rules.py", "engine/condition.py"), ENGINE_TESTS),
+    Group("kernels", ("engine/kernels.py",), ENGINE_TESTS, jit_off=True),
+    Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", *ENGINE_TESTS), jit_off=True),
     Group("play", ("harness/play/game.py", "harness/play/grants.py", "harness/play/decisions.py"), ("tests/harness/play",)),
     Group("records", ("harness/records/*.py",), ("tests/harness/records",)),
     Group(
@@ -71,15 +80,16 @@ GROUPS: tuple[Group, ...] = (
         ),
     ),
     Group(
-        "models",
-        ("harness/prompting/moves.py", "harness/models/errors.py", "harness/models/client.py"),
+        "moves",
+        ("harness/prompting/moves.py",),
         (
             "tests/harness/prompting/test_moves.py",
             "tests/harness/prompting/test_parse_spans.py",
             "tests/harness/prompting/test_moves_call_failures.py",
-            "tests/harness/models",
         ),
     ),
+    Group("errors", ("harness/models/errors.py",), MODEL_TESTS),
+    Group("client", ("harness/models/client.py",), MODEL_TESTS),
     Group(
         "search",
         ("agents/search/*.py",),

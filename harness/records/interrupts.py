@@ -35,6 +35,7 @@ class StopRequest:
 
     grace_s: float = GRACE_S
     say: Callable[[str], None] = _say
+    unit: str = "games"  # what the command starts: games, or (environment, agent) pairs
     requested: bool = False
     forced: bool = False
     _timer: threading.Timer | None = field(default=None, repr=False)
@@ -43,13 +44,13 @@ class StopRequest:
         """The signal handler (runs in the main thread)."""
         if self.requested:
             if not self.forced:  # a second Ctrl-C (the grace timer has said why already)
-                self.say("stopping now: the games in flight are dropped (a resume plays them again)")
+                self.say(f"stopping now: the {self.unit} in flight are dropped (a resume plays them again)")
             self.forced = True
             self.cancel_timer()
             raise KeyboardInterrupt
         self.requested = True
-        self.say(f"stopping ({signal.Signals(signum).name}): no new games; the games in flight get {self.grace_s:g} s "
-                 "to finish; press Ctrl-C again to stop at once (the run still resumes)")
+        self.say(f"stopping ({signal.Signals(signum).name}): no new {self.unit}; the {self.unit} in flight get "
+                 f"{self.grace_s:g} s to finish; press Ctrl-C again to stop at once (the run still resumes)")
         self._timer = threading.Timer(self.grace_s, self._out_of_grace)
         self._timer.daemon = True
         self._timer.start()
@@ -57,7 +58,7 @@ class StopRequest:
     def _out_of_grace(self) -> None:
         if not self.forced:
             self.forced = True
-            self.say(f"the games in flight did not finish within {self.grace_s:g} s: stopping them")
+            self.say(f"the {self.unit} in flight did not finish within {self.grace_s:g} s: stopping them")
             signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     def cancel_timer(self) -> None:
@@ -66,9 +67,10 @@ class StopRequest:
 
 
 @contextmanager
-def stop_on_interrupt(grace_s: float = GRACE_S, say: Callable[[str], None] = _say) -> Iterator[StopRequest]:
+def stop_on_interrupt(grace_s: float = GRACE_S, say: Callable[[str], None] = _say,
+                      unit: str = "games") -> Iterator[StopRequest]:
     """Handle SIGINT/SIGTERM as described above while the block runs (outside the main thread: no handlers)."""
-    stop = StopRequest(grace_s, say)
+    stop = StopRequest(grace_s, say, unit)
     if threading.current_thread() is not threading.main_thread():
         yield stop
         return

@@ -29,7 +29,7 @@ class RunInterrupted(RuntimeError):
     """The run stopped before all its games were played (Ctrl-C); what was played is recorded and resumes."""
 
     def __init__(self, recorded: int, total: int, forced: bool) -> None:
-        super().__init__(f"interrupted with {recorded} of {total} games recorded")
+        super().__init__(f"interrupted with {recorded} of {total} recorded")
         self.recorded, self.total, self.forced = recorded, total, forced
 
 

@@ -141,11 +141,15 @@ def _pooled(tasks: list[GameTask], jobs: int, players: bool, stop: StopRequest |
 
 
 def end_workers(executor: ProcessPoolExecutor) -> None:
-    """Terminate the pool's worker processes now (their player processes end when their pipes close)."""
+    """End the pool's workers now, with the player (or agent) processes they started: each worker leads its own
+    process group (:func:`_ignore_interrupts`), which is killed whole, so no child is left reading a closed pipe."""
     processes = getattr(executor, "_processes", None) or {}
     for process in list(processes.values()):
-        with contextlib.suppress(OSError, AttributeError):
-            process.terminate()
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            if os.getpgid(process.pid) == process.pid:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:  # killed before its initializer ran: it has no children yet
+                process.terminate()
     executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -187,8 +191,10 @@ def _play_in_worker(task: GameTask) -> GameLine:
 
 
 def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the parent, which stops the pool."""
+    """Workers leave Ctrl-C to the parent, which stops the pool; each leads a process group of its own children."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
 
 
 def default_jobs() -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.models.errors import EndpointDown, classify_error, fatal_cause
+from harness.models.errors import EndpointDown, ErrorInfo, classify_error, fatal_cause
 
 
 def test_endpoint_down_names_the_run_to_resume_only_when_given_one():
@@ -68,3 +68,19 @@ def test_litellm_classes_decide_before_the_status_code():
 def test_a_message_saying_timeout_is_a_timeout():
     assert classify_error(RuntimeError("upstream Timeout after 30s")).kind == "timeout"
     assert classify_error(RuntimeError("read timeout")).retryable
+
+
+def test_error_info_describe_shows_status_only_when_known_and_cuts_the_message_at_200():
+    assert ErrorInfo("timeout", True, None, None, "slow").describe() == "timeout: slow"
+    assert ErrorInfo("rate_limit", True, 429, 2.5, "busy").describe() == "rate_limit HTTP 429, retry after 2.5 s: busy"
+    assert ErrorInfo("api_error", False, None, None, "y" * 300).describe() == "api_error: " + "y" * 200
+
+
+class UnsupportedParamsError(Exception):
+    """Named like litellm's: the class name alone marks it."""
+
+
+def test_unsupported_params_is_known_by_the_class_name_or_by_the_message():
+    assert classify_error(UnsupportedParamsError("temperature=0 is not supported")).kind == "unsupported_params"
+    wrapped = RuntimeError("litellm.UnsupportedParamsError: gpt-x does not support temperature")
+    assert classify_error(wrapped).kind == "unsupported_params"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.models.errors import EndpointDown, ErrorInfo, classify_error, fatal_cause
+from harness.models.errors import EndpointDown, ErrorInfo, classify_error, fatal_cause, retry_after_seconds
 
 
 def test_endpoint_down_names_the_run_to_resume_only_when_given_one():
@@ -84,3 +84,39 @@ def test_unsupported_params_is_known_by_the_class_name_or_by_the_message():
     assert classify_error(UnsupportedParamsError("temperature=0 is not supported")).kind == "unsupported_params"
     wrapped = RuntimeError("litellm.UnsupportedParamsError: gpt-x does not support temperature")
     assert classify_error(wrapped).kind == "unsupported_params"
+
+
+class HeaderError(Exception):
+    def __init__(self, headers: dict[str, str]) -> None:
+        super().__init__("rate limited")
+        self.headers = headers
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"Retry-After-Ms": "1500"}, 1.5),
+        ({"retry-after-ms": "-20"}, 0.0),
+        ({"retry-after-ms": "soon", "Retry-After": "3"}, 3.0),
+        ({"Retry-After": "-1"}, 0.0),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+    ],
+)
+def test_retry_after_from_headers(headers, seconds):
+    assert retry_after_seconds(HeaderError(headers)) == seconds
+
+
+def chained(depth: int) -> Exception:
+    """A refused connection wrapped ``depth - 1`` times (the socket's error at link ``depth``)."""
+    error: Exception = ConnectionRefusedError("refused")
+    for level in range(depth - 1):
+        try:
+            raise RuntimeError(f"wrapper {level}") from error
+        except RuntimeError as wrapper:
+            error = wrapper
+    return error
+
+
+def test_the_socket_error_is_looked_for_twelve_links_deep():
+    assert classify_error(chained(12)).kind == "connection_refused"
+    assert classify_error(chained(13)).kind != "connection_refused"

@@ -8,9 +8,12 @@ exception classes decide the kind before the status code does (a refused connect
 
 from __future__ import annotations
 
+import email.utils
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
-from harness.models.errors import EndpointDown, ErrorInfo, classify_error, fatal_cause, retry_after_seconds
+from harness.models.errors import EndpointDown, ErrorInfo, ProviderError, classify_error, fatal_cause, retry_after_seconds
 
 
 def test_endpoint_down_names_the_run_to_resume_only_when_given_one():
@@ -120,3 +123,31 @@ def chained(depth: int) -> Exception:
 def test_the_socket_error_is_looked_for_twelve_links_deep():
     assert classify_error(chained(12)).kind == "connection_refused"
     assert classify_error(chained(13)).kind != "connection_refused"
+
+
+def test_retry_after_ms_is_milliseconds_and_a_future_date_counts_down():
+    assert retry_after_seconds(HeaderError({"retry-after-ms": "200"})) == 0.2
+    in_an_hour = email.utils.format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
+    seconds = retry_after_seconds(HeaderError({"Retry-After": in_an_hour}))
+    assert seconds is not None and 3000 < seconds <= 3600
+
+
+def test_classify_error_keeps_messages_and_provider_details():
+    assert classify_error(KeyError()).message == "KeyError"  # an empty message: the class name instead
+    assert classify_error(TimeoutError()).message == "TimeoutError"
+    assert classify_error(TimeoutError("deadline passed")).message == "deadline passed"
+    provider = classify_error(ProviderError("busy", kind="rate_limit", status_code=429, retry_after=2.0))
+    assert (provider.kind, provider.status_code, provider.retry_after, provider.retryable) == ("rate_limit", 429, 2.0, True)
+
+
+class StatusError(Exception):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status_code = status
+
+
+def test_unknown_provider_keeps_its_status_and_refused_connections_drop_it():
+    unknown = classify_error(StatusError("LLM Provider NOT provided. Pass in the LLM provider", 400))
+    assert (unknown.kind, unknown.status_code, unknown.retryable) == ("unknown_provider", 400, False)
+    refused = classify_error(StatusError("Connection error: connect call failed", 500))
+    assert (refused.kind, refused.status_code) == ("connection_refused", None)

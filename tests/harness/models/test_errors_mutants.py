@@ -151,3 +151,44 @@ def test_unknown_provider_keeps_its_status_and_refused_connections_drop_it():
     assert (unknown.kind, unknown.status_code, unknown.retryable) == ("unknown_provider", 400, False)
     refused = classify_error(StatusError("Connection error: connect call failed", 500))
     assert (refused.kind, refused.status_code) == ("connection_refused", None)
+
+
+class AttributeRetry(Exception):
+    def __init__(self, retry_after: object) -> None:
+        super().__init__("slow down")
+        self.retry_after = retry_after
+
+
+class ResponseWithHeaders:
+    def __init__(self, headers: dict[str, str], status_code: object = 429) -> None:
+        self.headers, self.status_code = headers, status_code
+
+
+class ResponseError(Exception):
+    def __init__(self, response: ResponseWithHeaders) -> None:
+        super().__init__("from the response")
+        self.response = response
+
+
+def test_retry_after_from_the_attribute_or_the_response_headers():
+    assert retry_after_seconds(AttributeRetry(2.5)) == 2.5
+    assert retry_after_seconds(AttributeRetry(-3)) == 0.0
+    assert retry_after_seconds(AttributeRetry(True)) is None  # a flag, not a number of seconds
+    assert retry_after_seconds(ResponseError(ResponseWithHeaders({"Retry-After": "4"}))) == 4.0
+
+
+class AiohttpStyle(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__("failed")
+        self.status = status
+
+
+def test_status_is_read_from_status_or_an_integer_response_status_code():
+    assert classify_error(AiohttpStyle(503)).status_code == 503
+    assert classify_error(ResponseError(ResponseWithHeaders({}, status_code="429"))).status_code is None
+
+
+def test_unsupported_params_keeps_its_status_and_an_unparseable_body_is_malformed():
+    info = classify_error(StatusError("litellm.UnsupportedParamsError: temperature", 400))
+    assert (info.kind, info.status_code) == ("unsupported_params", 400)
+    assert classify_error(RuntimeError("Expecting value: line 1 column 1 (char 0)")).kind == "malformed_response"

@@ -194,7 +194,7 @@ def run_group(group: Group, max_children: int, survivors_only: bool) -> None:
             counts = by_module.setdefault(_module_path(key), {})
             counts[status] = counts.get(status, 0) + 1
     survivors = [{"mutant": key, "status": status} for key, status in status_by_mutant.items() if status not in KILLED]
-    report = {"group": group.name, "by_module": by_module, "survivors": survivors}
+    report: dict[str, object] = {"group": group.name, "by_module": by_module, "survivors": survivors}
     if kept:
         report["seconds"], report["rerun_seconds"] = kept.get("seconds"), None
     report_path.write_text(json.dumps(report, indent=1) + "\n")

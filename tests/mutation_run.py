@@ -65,7 +65,7 @@ GROUPS: tuple[Group, ...] = (
         ("agents/interval_belief.py",),
         ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
     ),
-    Group("rules", ("engine/rules.py", "engine/condition.py"), ENGINE_TESTS),
+    Group("rules", ("engine/rules.py", "engine/condition.py"), (*ENGINE_TESTS, "tests/engine/test_rules_mutants.py")),
     Group("kernels", ("engine/kernels.py",), ENGINE_TESTS, jit_off=True),
     Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", *ENGINE_TESTS), jit_off=True),
     Group("play", ("harness/play/game.py", "harness/play/grants.py", "harness/play/decisions.py"), ("tests/harness/play",)),

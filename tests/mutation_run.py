@@ -103,7 +103,8 @@ GROUPS: tuple[Group, ...] = (
     ),
 )
 GROUP_BY_NAME = {group.name: group for group in GROUPS}
-KILLED = {"killed", "caught by type check"}
+# A mutant that runs past its CPU-time limit (an endless loop) is detected too: counted as killed, shown apart.
+KILLED = {"killed", "caught by type check", "timeout"}
 
 
 def _is_njit(decorator: object) -> bool:

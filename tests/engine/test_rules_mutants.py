@@ -72,3 +72,11 @@ def test_condition_messages_and_the_smallest_turn_limit():
     assert Condition(Fraction(4, 5), turn_limit=1).turn_limit == 1
     with pytest.raises(ConditionError, match=r"choose one of per_player, total$"):
         Condition(Fraction(4, 5), turn_counting="each")
+
+
+def test_rules_checks_and_play_names_the_illegal_move():
+    assert rules(turn_limit=1).turn_limit == 1
+    with pytest.raises(ValueError, match=r"choose one of per_player, total$"):
+        rules(turn_counting="each")
+    with pytest.raises(IllegalMoveError, match=r"^illegal move a1 for black; legal moves: "):
+        rules().play(rules().initial_state(), 0)

@@ -72,9 +72,14 @@ def run(
                                     "every game scored by the referee."),
     cwm_mode: str = typer.Option("tree", "--cwm-mode", help="cwm: refine programs by REx tree search (tree) or by "
                                                             "conversation."),
-    cwm_explore: int = typer.Option(20, "--cwm-explore", help="cwm: exploration games before the first program."),
+    cwm_explore: int = typer.Option(20, "--cwm-explore", help="cwm: exploration games (at most) before the first program."),
+    cwm_random: int = typer.Option(8, "--cwm-random", help="cwm: of which uniformly random; the rest are steered towards "
+                                                          "final shares that split the K values the outcomes still allow."),
     cwm_calls: int = typer.Option(12, "--cwm-calls", help="cwm: model calls over the whole adaptation."),
-    cwm_simulations: int = typer.Option(100, "--cwm-simulations", help="cwm: MCTS simulations per move on the program."),
+    cwm_simulations: int = typer.Option(400, "--cwm-simulations", help="cwm: MCTS simulations per move on the program "
+                                                                       "(evaluation games)."),
+    cwm_adapt_simulations: int = typer.Option(50, "--cwm-adapt-simulations", help="cwm: MCTS simulations per move in its "
+                                                                                  "self-play games after exploration."),
     cwm_heldout: int = typer.Option(10_000, "--cwm-heldout", help="cwm: random-play transitions of the true engine "
                                                                   "in the held-out tests."),
     unsandboxed: bool = typer.Option(False, "--unsandboxed", help="cwm: run generated code without bubblewrap (rlimits "
@@ -109,7 +114,8 @@ def run(
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
                 endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
                 referee=not in_process, cwm_mode=cwm_mode, cwm_explore=cwm_explore, cwm_calls=cwm_calls,
-                cwm_simulations=cwm_simulations, cwm_heldout=cwm_heldout, unsandboxed=unsandboxed,
+                cwm_simulations=cwm_simulations, cwm_adapt_simulations=cwm_adapt_simulations, cwm_random=cwm_random,
+                cwm_heldout=cwm_heldout, unsandboxed=unsandboxed,
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None

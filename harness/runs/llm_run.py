@@ -80,7 +80,7 @@ from harness.runs.llm_config import (
     RunConfigError,
 )
 from harness.runs.llm_results import read_beliefs, write_results
-from harness.runs.model_agents import CwmSettings, EvalPlayer, InProcessPlayer, ModelAgentRecipe, RemotePlayer
+from harness.runs.model_agents import EvalPlayer, InProcessPlayer, ModelAgentRecipe, RemotePlayer, cwm_settings
 
 __all__ = ["BELIEFS_FILE", "CACHE_FILE", "METRICS_FILE", "STRATEGIES_FILE", "AgentFailed", "LlmRunConfig", "Progress",
            "RunConfigError", "run_llm", "write_results"]
@@ -301,9 +301,7 @@ def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe
         endgame=config.endgame, concurrency=config.concurrency, max_cost_usd=config.max_cost_usd,
         max_tokens=config.max_tokens, backoff_base_s=config.backoff_base_s, model_options=config.model_options,
         beliefs_done=tuple(beliefs_done),
-        cwm=CwmSettings(explore_games=config.cwm_explore, mode=config.cwm_mode, max_calls=config.cwm_calls,
-                        simulations=config.cwm_simulations, heldout_transitions=config.cwm_heldout,
-                        unsandboxed=config.unsandboxed) if config.agent == "cwm" else None,
+        cwm=cwm_settings(config),
     )
 
 

@@ -28,6 +28,7 @@ from harness.prompting.renderer import PromptRenderer
 from harness.prompting.strategist_agent import LlmStrategistAgent, LlmStrategistConfig
 from harness.referee.model_process import ModelSinks
 from harness.referee.model_session import ModelSession
+from harness.runs.llm_config import LlmRunConfig
 
 ModelAgent = LlmPolicyAgent | LlmStrategistAgent | CwmAgent
 
@@ -37,11 +38,23 @@ class CwmSettings:
     """The code-world-model agent's own settings (``arena run --agent cwm``)."""
 
     explore_games: int = 20
+    explore_random: int = 8
     mode: str = "tree"
     max_calls: int = 12
-    simulations: int = 100
+    simulations: int = 400
+    adapt_simulations: int = 50
     heldout_transitions: int = 10_000
     unsandboxed: bool = False
+
+
+def cwm_settings(config: LlmRunConfig) -> CwmSettings | None:
+    """The cwm agent's settings from a run's config (None for the other agents)."""
+    if config.agent != "cwm":
+        return None
+    return CwmSettings(explore_games=config.cwm_explore, explore_random=config.cwm_random, mode=config.cwm_mode,
+                       max_calls=config.cwm_calls, simulations=config.cwm_simulations,
+                       adapt_simulations=config.cwm_adapt_simulations, heldout_transitions=config.cwm_heldout,
+                       unsandboxed=config.unsandboxed)
 
 
 @dataclass(frozen=True)
@@ -83,7 +96,8 @@ class ModelAgentRecipe:
             cwm = self.cwm or CwmSettings()
             return CwmAgent(
                 context, rng, client, budget=self.budget, seed=self.seed, renderer=renderer,
-                config=CwmConfig(explore_games=cwm.explore_games, max_calls=cwm.max_calls, simulations=cwm.simulations,
+                config=CwmConfig(explore_games=cwm.explore_games, explore_random=cwm.explore_random, max_calls=cwm.max_calls,
+                                 simulations=cwm.simulations, adapt_simulations=cwm.adapt_simulations,
                                  heldout_transitions=cwm.heldout_transitions, hint_level=self.hint,
                                  refine=RefineConfig(mode=cwm.mode, params=params, unsandboxed=cwm.unsandboxed)),
                 on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, beliefs_done=self.beliefs_done,

@@ -13,6 +13,7 @@ from harness.prompting.beliefs import score_belief
 from harness.records.commitment import SALT_FILE, condition_text, read_salt
 from harness.records.transcript import CallEntry, GameEntry, TranscriptReader
 from harness.registry.specs import canonical_spec, parse_spec
+from harness.runs.cwm_plot import plot_cwm_accuracy
 from harness.runs.llm_config import (
     AGENT_FILE,
     BELIEFS_FILE,
@@ -51,6 +52,7 @@ def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | No
         metrics["strategy_failures"] = sum(not line["new"] for line in strategies)
     if config.agent == "cwm":
         metrics["cwm"] = cwm_metrics(config, run_dir / AGENT_FILE)
+        metrics["cwm"]["plot"] = plot_cwm_accuracy(metrics["cwm"]["steps"], run_dir)
     committed = reader.manifest().condition_sha256
     if committed is not None:  # revealed here, at the end: the condition and the salt the manifest committed to
         metrics["commitment"] = {"condition": condition_text(make_env(config.env).condition), "salt": read_salt(run_dir),
@@ -139,11 +141,15 @@ def cwm_lines(cwm: dict[str, Any]) -> list[str]:
     lines = ["", f"Code world model: sandbox {cwm['sandbox']}; K interval of the final reward code: "
              f"{counts.get('k_interval') or 'none (no program fits a threshold)'}; model calls {counts.get('model_calls', 0)}, "
              f"code errors {counts.get('code_errors', 0)}, model errors {counts.get('model_errors', 0)}, "
-             f"surprises {counts.get('surprises', 0)}, sandbox failures {counts.get('sandbox_failures') or 'none'}."]
+             f"surprises {counts.get('surprises', 0)}, sandbox failures {counts.get('sandbox_failures') or 'none'}.",
+             f"Exploration: {counts.get('steered_games', 0)} games steered towards informative shares; K allowed by the "
+             f"outcomes: {counts.get('feasible') or 'not reported'}."]
     if final:
         accuracy = {key: final.get(key) for key in ("train_transition", "train_outcome", "test_transition", "test_outcome")}
         lines.append("Final program: " + ", ".join(f"{k.replace('_', ' ')} {v:.3f}" for k, v in accuracy.items()
                                                    if isinstance(v, (int, float))) + f" ({len(cwm['steps'])} candidates tested).")
+    if cwm.get("plot"):
+        lines.append(f"Accuracy against model calls: {cwm['plot']}")
     if cwm["report_error"]:
         lines.append(f"Agent report: {cwm['report_error']}")
     return lines

@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: venv numba-cache sandbox-tools demo test coverage coverage-floor bench clean
+.PHONY: venv numba-cache sandbox-tools demo test coverage coverage-floor mutation bench clean
 
 venv: $(STAMP)
 
@@ -78,6 +78,14 @@ coverage: venv numba-cache
 	$(VENV)/bin/coverage json -q -o .coverage.json
 	$(VENV)/bin/coverage report --include="engine/*,harness/records/*,harness/runs/replay.py,harness/runs/rerun.py,harness/play/game.py,harness/prompting/moves.py,harness/models/errors.py,harness/models/client.py,agents/search/*,agents/interval_belief.py"
 	$(VENV)/bin/python tests/coverage_floor.py .coverage.json
+
+# Mutation testing (docs/testing.md): mutmut (pinned in requirements.lock) on the critical modules, one group
+# at a time (tests/mutation_run.py: each group's modules, the tests that may kill them, the JIT switch), 2 workers;
+# each mutant runs only the tests that reached the mutated function. MODULES picks groups (default all):
+# interval_belief engine play records replay models search. `make mutation MODULES=engine`.
+MODULES ?=
+mutation: venv
+	nice -n 15 $(VENV)/bin/python tests/mutation_run.py --max-children 2 $(MODULES)
 
 bench: venv numba-cache
 	$(VENV)/bin/arena bench engine

@@ -14,18 +14,20 @@ from __future__ import annotations
 import json
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
 from harness.bench.paper_plan import SCHEMA, EnvAgentResult, PaperPlan
 from harness.bench.paper_worker import run_task
+from harness.records.interrupts import StopRequest
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.registry.plugins import loaded_plugins
 from harness.tournaments.plan import TournamentError
-from harness.tournaments.tournament import _ignore_interrupts, check_run_dir
+from harness.tournaments.resume import RunInterrupted
+from harness.tournaments.tournament import _ignore_interrupts, check_run_dir, end_workers
 from harness.tournaments.tournament import default_run_dir as tournament_run_dir
 
 RUNS_ROOT = Path("runs")
@@ -33,25 +35,41 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def parallel_map(function: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
+def parallel_map(function: Callable[[T], R], items: Sequence[T], jobs: int, stop: StopRequest | None = None) -> Iterator[R]:
     """``function`` over ``items`` in finishing order, in ``jobs`` spawned worker processes (1: in this process).
 
     The workers are not daemons (``ProcessPoolExecutor``), so each can start the agent
     process of its pair; spawn, not fork, as the tournament does: the parent's
-    progress-bar thread must not be copied mid-lock.
+    progress-bar thread must not be copied mid-lock. Once ``stop`` is requested no
+    new item starts (those running finish); a KeyboardInterrupt ends the workers at once.
     """
     jobs = max(1, min(jobs, len(items)))
     if jobs == 1:
-        yield from map(function, items)
+        for item in items:
+            if stop is not None and stop.requested:
+                return
+            yield function(item)
         return
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts) as pool:
-        futures = [pool.submit(function, item) for item in items]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            for future in futures:
-                future.cancel()
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts)
+    futures = [pool.submit(function, item) for item in items]
+    try:
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            if stop is not None and stop.requested:
+                for future in pending:
+                    future.cancel()
+                pending = {future for future in pending if not future.cancelled()}
+            for future in done:
+                if not future.cancelled():
+                    yield future.result()
+    except BaseException:
+        end_workers(pool)
+        raise
+    finally:
+        for future in futures:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def default_run_dir(root: Path = RUNS_ROOT) -> Path:
@@ -85,26 +103,28 @@ def read_results(run_dir: Path) -> dict[tuple[int, str], EnvAgentResult]:
 
 def run_bench_paper(
     plan: PaperPlan, run_dir: Path, jobs: int, *, command: str = "", resume: bool = False,
-    on_result: Callable[[EnvAgentResult], None] | None = None,
+    on_result: Callable[[EnvAgentResult], None] | None = None, stop: StopRequest | None = None,
 ) -> list[EnvAgentResult]:
     """Run the plan's pairs not finished yet (``resume``: those without an ``ok`` line), streaming each line.
 
     Returns every pair's latest result in plan order. With ``jobs`` > 1 the pairs
     run in spawned worker processes (a script calling this needs the usual
     ``if __name__ == "__main__":`` guard); ``on_result`` runs here after each line is written.
+    Once ``stop`` is requested no new pair starts; with pairs left unplayed the run is
+    marked interrupted and :class:`~harness.tournaments.resume.RunInterrupted` is raised.
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise TournamentError(f"jobs={jobs!r}: give 1 or more worker processes")
     if not resume:
         check_run_dir(run_dir)
     with writer_lock(run_dir):  # one writer per run directory: a second command fails at once, naming the holder
-        _run_pairs(plan, run_dir, jobs, command, resume, on_result)
+        _run_pairs(plan, run_dir, jobs, command, resume, on_result, stop)
     recorded = read_results(run_dir)
     return [recorded[task.key] for task in plan.tasks() if task.key in recorded]
 
 
 def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: bool,
-               on_result: Callable[[EnvAgentResult], None] | None) -> None:
+               on_result: Callable[[EnvAgentResult], None] | None, stop: StopRequest | None = None) -> None:
     """Play the pairs not finished yet and append their lines (the caller holds the writer lock)."""
     if resume:
         _drop_partial_line(run_dir / "results.jsonl")
@@ -112,17 +132,22 @@ def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: 
     todo = [task for task in plan.tasks() if task.key not in finished]
     manifest = _manifest(plan, run_dir, jobs, command, resumed=len(finished))
     _write_json(run_dir / "manifest.json", manifest)
-    status, error = "complete", None
+    status, error, played = "complete", None, 0
     try:
         with (run_dir / "results.jsonl").open("a", encoding="utf-8") as lines:
-            for result in parallel_map(run_task, todo, jobs):
+            for result in parallel_map(run_task, todo, jobs, stop):
                 lines.write(result.model_dump_json() + "\n")
                 lines.flush()
+                played += 1
                 if on_result is not None:
                     on_result(result)
+        if played < len(todo):
+            raise RunInterrupted(len(finished) + played, len(plan.tasks()), forced=False)
     except BaseException as failure:
-        status = "interrupted" if isinstance(failure, KeyboardInterrupt) else "failed"
+        status = "interrupted" if isinstance(failure, KeyboardInterrupt | RunInterrupted) else "failed"
         error = f"{type(failure).__name__}: {failure}"
+        if isinstance(failure, KeyboardInterrupt):
+            raise RunInterrupted(len(finished) + played, len(plan.tasks()), forced=True) from None
         raise
     finally:
         _write_json(run_dir / "manifest.json", manifest | {"status": status, "finished_at": _now()}

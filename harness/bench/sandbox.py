@@ -8,7 +8,9 @@ a correct code world model of the kind a model writes) on the standard 8x8 board
   message (a round trip each) and ``batch`` calls per message (target: 10,000/s);
 - MCTS moves per second with the planner inside the worker on the program, next to
   the same planner (``harness.sandbox.planner``) in this process on the true engine,
-  and the ratio; random playouts per second both ways.
+  and the ratio; random playouts per second both ways;
+- minimax (alpha-beta, ``planner.minimax``) moves per second at a fixed depth inside
+  the worker (the program has no ``value``: leaves score 0).
 
 The positions are the initial one and positions after a few random moves, the same
 for both sides. The worker is sandboxed when bubblewrap works here, else the bench
@@ -85,6 +87,8 @@ class SandboxBench:
     playouts_sandbox: Rate
     playouts_engine: Rate
     failures: dict[str, int] = field(default_factory=dict)
+    minimax_sandbox: Rate = Rate(0, 0.0)  # moves
+    minimax_depth: int = 2
 
     @property
     def mcts_ratio(self) -> float:
@@ -119,7 +123,7 @@ def positions(env_id: int, count: int, seed: int) -> list[list[int]]:
 
 
 def bench_sandbox(calls: int = 20_000, batch: int = 100, simulations: int = 200, moves: int = 3, playouts: int = 20,
-                  seed: int = 0, limits: Limits | None = None,
+                  seed: int = 0, limits: Limits | None = None, minimax_depth: int = 2,
                   progress: Callable[[str], None] = lambda step: None) -> SandboxBench:
     """Run the bench (see the module's docstring); ``progress`` is told each step's name as it starts."""
     sandboxed = command.bubblewrap_problem() is None
@@ -143,6 +147,9 @@ def bench_sandbox(calls: int = 20_000, batch: int = 100, simulations: int = 200,
         progress(f"MCTS-{simulations} in the sandbox")
         mcts_sandbox = _timed(len(states), lambda: [worker.plan("mcts", state=s, simulations=simulations,
                                                                 seed=seed).unwrap() for s in states])
+        progress(f"minimax depth {minimax_depth} in the sandbox")
+        minimax_sandbox = _timed(len(states), lambda: [worker.plan("minimax", state=s, depth=minimax_depth,
+                                                                   seed=seed).unwrap() for s in states])
         progress("random playouts in the sandbox")
         playouts_sandbox = _timed(playouts, lambda: worker.plan("playouts", state=initial, count=playouts,
                                                                 seed=seed).unwrap())
@@ -153,7 +160,7 @@ def bench_sandbox(calls: int = 20_000, batch: int = 100, simulations: int = 200,
     progress("random playouts on the true engine")
     playouts_engine = _timed(playouts, lambda: planner.playouts(engine_game, truths[0], playouts, seed=seed))
     return SandboxBench(sandboxed, start_seconds, single, batched, batch, mcts_sandbox, mcts_engine, simulations,
-                        playouts_sandbox, playouts_engine, failures)
+                        playouts_sandbox, playouts_engine, failures, minimax_sandbox, minimax_depth)
 
 
 def _timed(count: int, work: Callable[[], object]) -> Rate:

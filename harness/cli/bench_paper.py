@@ -57,7 +57,9 @@ from harness.bench.paper_run import (
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import print_error, stderr_console, stdout_console
 from harness.cli.options import PluginOption, parse_env_range, parse_specs, refuse_newer_schema, use_plugins
+from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
+from harness.tournaments.resume import RunInterrupted
 from harness.tournaments.tournament import check_run_dir
 
 FAILED_EXIT_CODE = 1  # a pair failed or a target row says FAIL (0: every row PASS or n/a; 2: a user error)
@@ -135,16 +137,31 @@ def paper(
         check_run_dir(run_dir)
     command = _command(resume, given, jobs, run_dir, plugin_words)
     finished = sum(r.status == "ok" for r in read_results(run_dir).values()) if resume is not None else 0
-    with _progress() as progress:
-        task = progress.add_task("bench paper", total=len(plan.tasks()), completed=min(finished, len(plan.tasks())))
-        results = run_bench_paper(
-            plan, run_dir, jobs, command=command, resume=resume is not None,
-            on_result=lambda r: progress.update(task, advance=1, description=f"env {r.env_id} {r.agent} {r.status}"),
-        )
+    try:
+        with _progress() as progress, stop_on_interrupt(unit="pairs") as stop:
+            task = progress.add_task("bench paper", total=len(plan.tasks()), completed=min(finished, len(plan.tasks())))
+            results = run_bench_paper(
+                plan, run_dir, jobs, command=command, resume=resume is not None, stop=stop,
+                on_result=lambda r: progress.update(task, advance=1, description=f"env {r.env_id} {r.agent} {r.status}"),
+            )
+    except (RunInterrupted, KeyboardInterrupt) as stopped:
+        _interrupted(stopped, run_dir, plugin_words)
     summary, plots = write_outputs(plan, results, run_dir, paper_table)
     print_summary(summary, run_dir, plots)
     if failures(summary) or any(check.passed is False for check in summary.checks):
         raise typer.Exit(FAILED_EXIT_CODE)  # a failed pair or a FAIL target row: a CI job can tell
+
+
+def _interrupted(stopped: BaseException, run_dir: Path, plugin_words: list[str]) -> None:
+    """What a Ctrl-C kept, and on the last line the command that continues the run; exit code 130."""
+    kept = f"{stopped.recorded} of {stopped.total} pairs" if isinstance(stopped, RunInterrupted) else "no pairs"
+    how = "the pairs in flight were stopped" if getattr(stopped, "forced", True) else "the pairs in flight finished"
+    console = stderr_console()
+    console.print(Text(f"interrupted: {kept} (environment x agent) recorded in {run_dir / 'results.jsonl'} ({how}; "
+                       "a resume plays the rest with the same seeds)"), soft_wrap=True)
+    console.print(Text(f"continue with: {shlex.join(['arena', 'bench', 'paper', '--resume', str(run_dir), *plugin_words])}"),
+                  soft_wrap=True)
+    raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
 
 
 def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: Path, plugin_words: list[str]) -> str:

@@ -20,8 +20,9 @@ def sandbox(
     moves: Annotated[int, typer.Option("--moves", help="Positions searched (MCTS moves) each way.")] = 3,
     playouts: Annotated[int, typer.Option("--playouts", help="Random playouts timed each way.")] = 20,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the positions and the searches.")] = 0,
+    depth: Annotated[int, typer.Option("--depth", help="Minimax depth (plies) of the minimax moves timed.")] = 2,
 ) -> None:
-    """Time generated code in the sandbox: calls per second (target >= 10,000/s) and MCTS on it vs the true engine.
+    """Time generated code in the sandbox: calls per second (target >= 10,000/s), MCTS on it vs the true engine, minimax.
 
     The program is the reference Othello code world model (a correct one, as a model
     would write it) on the standard 8x8 board, in one persistent bubblewrap worker.
@@ -29,11 +30,11 @@ def sandbox(
     this process on the true engine, and the ratio engine / sandbox is printed.
     """
     for name, value in (("--calls", calls), ("--batch", batch), ("--simulations", simulations), ("--moves", moves),
-                        ("--playouts", playouts)):
+                        ("--playouts", playouts), ("--depth", depth)):
         if value < 1:
             raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
     with stderr_console().status("bench sandbox") as status:
-        result = bench_sandbox(calls, batch, simulations, moves, playouts, seed,
+        result = bench_sandbox(calls, batch, simulations, moves, playouts, seed, minimax_depth=depth,
                                progress=lambda step: status.update(f"bench sandbox: {step}"))
     stdout_console().print(sandbox_table(result))
     if not result.sandboxed:
@@ -58,6 +59,8 @@ def sandbox_table(result: SandboxBench) -> Table:
     table.add_row(f"MCTS-{result.simulations} moves", f"{result.mcts_sandbox.count}",
                   f"{result.mcts_sandbox.per_second:,.2f} moves/s",
                   f"{result.mcts_engine.per_second:,.2f} moves/s", f"engine/sandbox {result.mcts_ratio:.2f}x")
+    table.add_row(f"minimax depth {result.minimax_depth} moves", f"{result.minimax_sandbox.count}",
+                  f"{result.minimax_sandbox.per_second:,.2f} moves/s", "", "")
     table.add_row("random playouts", f"{result.playouts_sandbox.count}",
                   f"{result.playouts_sandbox.per_second:,.0f} games/s",
                   f"{result.playouts_engine.per_second:,.0f} games/s", f"engine/sandbox {result.playout_ratio:.2f}x")

@@ -4,6 +4,11 @@ Model options (``--api-base``, ``--temperature``, ..., ``--model-config FILE``) 
 :mod:`harness.cli.model_options` and recorded in the run; ``--resume`` uses the recorded ones.
 An endpoint that cannot answer stops the run: one ``error:`` line naming the endpoint, the
 cause and the command that resumes it, and exit code 3 (:data:`ENDPOINT_DOWN_EXIT_CODE`).
+A cost or token cap stops it with exit code 4 (:data:`CAP_EXIT_CODE`), the last line naming the
+command that continues it with a higher cap; Ctrl-C (or SIGTERM) stops it cleanly with exit code
+130 (:data:`INTERRUPT_EXIT_CODE`; what was kept, then the command that continues it). ``--resume``
+takes new caps (``--max-tokens``, ``--max-cost-usd``) and refuses any other flag whose value
+differs from the run's manifest, naming it (:func:`resume_caps`).
 """
 
 from __future__ import annotations
@@ -25,13 +30,19 @@ from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
 from harness.cli.options import PluginOption, parse_specs, use_plugins
 from harness.models.errors import EndpointDown
+from harness.records.transcript import TranscriptReader
 from harness.runs.estimate import RunEstimate, estimate_run
-from harness.runs.llm_run import AgentFailed, LlmRunConfig, run_llm
+from harness.runs.llm_run import AgentFailed, CapReached, LlmRunConfig, RunInterruptedError, run_llm
+from harness.runs.run_stop import INTERRUPT_EXIT_CODE
 
 ENDPOINT_DOWN_EXIT_CODE = 3  # the run stopped on its endpoint and can be resumed
+CAP_EXIT_CODE = 4  # a cost or token cap stopped the run; --resume with a higher cap continues it
+CAP_FLAGS = {"max_tokens": "--max-tokens", "max_cost_usd": "--max-cost-usd"}  # what --resume may change
+RESUME_FREE = {"resume", "plugin", "latency_s", "dry_run", *CAP_FLAGS}  # flags --resume takes without a comparison
 
 
 def run(
+    ctx: typer.Context,
     agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy, llm-strategist or cwm "
                                                             "(a code world model: docs/cwm.md)."),
     model: str = typer.Option(None, "--model", help="litellm model string (provider/model, e.g. openai/gpt-4o-mini), or mock/<name>."),
@@ -121,9 +132,10 @@ def run(
             raise typer.BadParameter(config_error_message(error)) from None
     elif dry_run:
         raise typer.BadParameter("--dry-run estimates a new run: leave out --resume")
+    caps = resume_caps(ctx, resume) if resume is not None else None
     if config is not None and _estimate_or_exit(config, latency_s, dry_run):
         return
-    run_dir = run_with_progress(config, out=out, resume=resume)
+    run_dir = run_with_progress(config, out=out, resume=resume, caps=caps)
     console = stdout_console()
     console.print((run_dir / "report.md").read_text(encoding="utf-8"), markup=False)
     console.print(f"run directory: {run_dir}", markup=False)
@@ -146,6 +158,41 @@ def _estimate_or_exit(config: LlmRunConfig, latency_s: float, dry_run: bool) -> 
     return False
 
 
+def resume_caps(ctx: typer.Context, resume: Path) -> dict[str, float | int]:
+    """The caps given with ``--resume``; any other flag given must match the manifest's config (else one line naming it)."""
+    recorded = LlmRunConfig.model_validate(TranscriptReader(resume).manifest().config)
+    caps: dict[str, float | int] = {}
+    for name, value in ctx.params.items():
+        source = ctx.get_parameter_source(name)
+        if source is None or source.name not in ("COMMANDLINE", "ENVIRONMENT"):  # a default: nothing was asked
+            continue
+        if name in CAP_FLAGS:
+            caps[name] = value
+            continue
+        if name in RESUME_FREE or name in mo.FILE_KEYS or name == "model_config" or name == "in_process":
+            continue  # the model flags and --in-process are refused above, naming them
+        flag = "--" + name.replace("_", "-")
+        if name == "out":
+            raise typer.BadParameter(f"--out {value}: a resumed run stays in its directory {resume}; leave out --out")
+        wanted = _as_recorded(name, value)
+        have = getattr(recorded, "referee" if name == "in_process" else name, None)
+        if wanted != have:
+            raise typer.BadParameter(
+                f"{flag} {value!r} differs from the run's {have!r} (recorded in {resume}/manifest.json): --resume continues "
+                f"the run as it was configured; only {' and '.join(CAP_FLAGS.values())} may change (start a new run to "
+                f"change {flag})")
+    return caps
+
+
+def _as_recorded(name: str, value: object) -> object:
+    """A flag's value as the run's config holds it."""
+    if name == "opponents":
+        return tuple(parse_specs(list(value) if isinstance(value, (list, tuple)) else [str(value)], "--opponents"))
+    if name == "checkpoints":
+        return _checkpoints(str(value))
+    return value
+
+
 def _checkpoints(text: str | None) -> tuple[int, ...] | None:
     """``--checkpoints 10,50,200`` as numbers (checked against the budget by the run config)."""
     if text is None:
@@ -165,14 +212,17 @@ def config_error_message(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None = None) -> Path:
+def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None = None,
+                      caps: dict[str, float | int] | None = None) -> Path:
     """:func:`run_llm` with a progress bar per phase (adaptation, evaluation) on stderr; the run directory.
 
-    A dead endpoint (:class:`EndpointDown`) is one ``error:`` line and exit code 3.
+    A dead endpoint (:class:`EndpointDown`) is one ``error:`` line and exit code 3; a cap, the report,
+    then the line that raises it on resume, and exit code 4; an interrupt, what was kept, then the
+    command that continues it, and exit code 130.
     """
     before = _children(out)
     try:
-        return _run_with_progress(config, out=out, resume=resume)
+        return _run_with_progress(config, out=out, resume=resume, caps=caps)
     except OSError as error:
         if error.errno != errno.ENOSPC:
             raise
@@ -183,6 +233,16 @@ def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | 
     except AgentFailed as failed:
         print_error(str(failed))
         raise typer.Exit(1) from None
+    except CapReached as capped:
+        stdout_console().print((capped.run_dir / "report.md").read_text(encoding="utf-8"), markup=False)
+        print_error(str(capped))
+        raise typer.Exit(CAP_EXIT_CODE) from None
+    except RunInterruptedError as interrupted:
+        console = stderr_console()
+        console.print(f"{interrupted}; every record is written.", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"continue with: arena run --resume {interrupted.run_dir}", markup=False, highlight=False,
+                      soft_wrap=True)
+        raise typer.Exit(INTERRUPT_EXIT_CODE) from None
 
 
 def disk_full_message(error: OSError, run_dir: Path | None) -> str:
@@ -203,7 +263,8 @@ def _new_run_dir(out: Path, before: set[Path]) -> Path | None:
     return created[0] if len(created) == 1 else None
 
 
-def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None) -> Path:
+def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None,
+                       caps: dict[str, float | int] | None) -> Path:
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr_console(), transient=True) as bar:
         tasks: dict[str, int] = {}
@@ -213,4 +274,4 @@ def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path |
                 tasks[phase] = bar.add_task(phase, total=total)
             bar.update(tasks[phase], completed=done)
 
-        return run_llm(config, out=out, resume=resume, progress=progress)
+        return run_llm(config, out=out, resume=resume, progress=progress, caps=caps)

@@ -36,9 +36,12 @@ from harness.cli.options import (
     parse_specs,
     use_plugins,
 )
+from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
+from harness.registry.specs import canonical_spec
 from harness.tournaments.plan import (
     GameFailed,
     TournamentPlan,
+    check_agents,
     make_plan,
     round_robin,
     versus,
@@ -53,6 +56,7 @@ from harness.tournaments.results import (
     overall_rows,
     per_env_rows,
 )
+from harness.tournaments.resume import RunInterrupted, plan_of, read_manifest
 from harness.tournaments.tournament import (
     check_run_dir,
     default_jobs,
@@ -62,8 +66,11 @@ from harness.tournaments.tournament import (
 
 GAME_FAILED_EXIT_CODE = 1
 
-GamesOption = Annotated[int, typer.Option("--games", help="Games per pairing and environment, colours alternating.")]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed every game's seed is derived from (0 or more).")]
+DEFAULT_GAMES = 20
+GamesOption = Annotated[int | None, typer.Option(
+    "--games", show_default=False, help=f"Games per pairing and environment, colours alternating (default {DEFAULT_GAMES}).")]
+SeedOption = Annotated[int | None, typer.Option(
+    "--seed", show_default=False, help="Seed every game's seed is derived from (0 or more; default 0).")]
 JobsOption = Annotated[
     int | None, typer.Option("--jobs", help="Worker processes (default: all cores; 1 plays in this process).",
                              show_default=False)
@@ -77,17 +84,27 @@ OutOption = Annotated[
 ]
 
 
+ResumeOption = Annotated[
+    Path | None, typer.Option("--resume", metavar="DIR", show_default=False,
+                              help="Finish an interrupted run with the settings its manifest recorded (flags that "
+                                   "differ from them are refused; --jobs and --plugin may be given).")
+]
+
+
 def match(
-    agent_a: Annotated[str, typer.Argument(metavar="A", help="Agent spec, e.g. minimax:depth=5.")],
-    agent_b: Annotated[str, typer.Argument(metavar="B", help="Agent spec of the opponent.")],
+    agent_a: Annotated[str | None, typer.Argument(metavar="A", help="Agent spec, e.g. minimax:depth=5.",
+                                                  show_default=False)] = None,
+    agent_b: Annotated[str | None, typer.Argument(metavar="B", help="Agent spec of the opponent.",
+                                                  show_default=False)] = None,
     env: Annotated[str | None, typer.Option("--env", metavar="ID", help="Environment id, 0-55.",
                                             show_default=False)] = None,
-    games: GamesOption = 20,
-    seed: SeedOption = 0,
+    games: GamesOption = None,
+    seed: SeedOption = None,
     jobs: JobsOption = None,
     out: OutOption = None,
     plugin: PluginOption = None,
     in_process: InProcessOption = False,
+    resume: ResumeOption = None,
 ) -> None:
     """Play A against B on one environment and print A's win/draw/lose rates, overall and by colour.
 
@@ -98,17 +115,30 @@ def match(
     spec and its seed (--in-process: UNENFORCED, both in the process that holds K).
     A model agent is a spec too (llm-policy:model=M, llm-strategist:model=M): it
     plays frozen, and every model call it makes is recorded in DIR/calls.jsonl.
+    Adaptive agents play unadapted here (a warning says so; tables mark them).
+    Ctrl-C stops cleanly (a second one at once); --resume DIR finishes the run.
     """
+    plugin_words = use_plugins(plugin)
+    given: dict[str, object] = {
+        "A": canonical_spec(check_spec(agent_a, "A")) if agent_a is not None else None,
+        "B": canonical_spec(check_spec(agent_b, "B")) if agent_b is not None else None,
+        "--env": parse_env_id(env) if env is not None else None, "--games": games, "--seed": seed,
+        "--in-process": in_process or None}
+    if resume is not None:
+        _resume(resume, "match", given, out, jobs, plugin_words)
+        return
+    if agent_a is None or agent_b is None:
+        raise typer.BadParameter("give the two agents: arena match A B --env ID (or --resume DIR)")
     if env is None:
         raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them)")
-    plugin_words = use_plugins(plugin)
     env_ids = [parse_env_id(env)]
-    check_spec(agent_a, "A")
-    check_spec(agent_b, "B")
+    games, seed = _defaults(games, seed)
     plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed, in_process)
     command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), "--games", str(games),
                "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
-    _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_ids[0]}")
+    settings = given | {"--games": games, "--seed": seed, "--in-process": in_process}
+    _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_ids[0]}",
+         settings=settings)
 
 
 def tournament(
@@ -123,12 +153,13 @@ def tournament(
         "--vs", metavar="SPEC", show_default=False,
         help="Play each of --agents against this agent instead of a round robin (repeatable, one spec per flag).",
     )] = None,
-    games: GamesOption = 20,
-    seed: SeedOption = 0,
+    games: GamesOption = None,
+    seed: SeedOption = None,
     jobs: JobsOption = None,
     out: OutOption = None,
     plugin: PluginOption = None,
     in_process: InProcessOption = False,
+    resume: ResumeOption = None,
 ) -> None:
     """A round robin of --agents (every pair once, the earlier-listed agent as A), or each against --vs.
 
@@ -138,27 +169,43 @@ def tournament(
     marked * are privileged (simulator access to the true K). The game loop and
     K stay with the referee; every other agent plays from a player process that
     gets only the rules, its spec and its seed (--in-process: UNENFORCED, all in
-    the process that holds K).
+    the process that holds K). Adaptive agents play unadapted here (a warning
+    says so; tables mark them). Ctrl-C stops cleanly (a second one at once);
+    --resume DIR finishes the run.
     """
-    if agents is None:
+    plugin_words = use_plugins(plugin)
+    specs = parse_specs(agents, "--agents") if agents is not None else None
+    opponents = parse_specs(vs, "--vs") if vs is not None else None
+    given: dict[str, object] = {
+        "--agents": [canonical_spec(spec) for spec in specs] if specs is not None else None,
+        "--vs": [canonical_spec(spec) for spec in opponents] if opponents is not None else None,
+        "--envs": list(parse_env_range(envs)) if envs is not None else None, "--games": games, "--seed": seed,
+        "--in-process": in_process or None}
+    if resume is not None:
+        _resume(resume, "tournament", given, out, jobs, plugin_words)
+        return
+    if specs is None:
         raise typer.BadParameter("give the agents: --agents SPEC --agents SPEC ... (`arena agents` lists them)")
     if envs is None:
         raise typer.BadParameter("give the environments: --envs 0-6, 0,3,5 or all")
-    plugin_words = use_plugins(plugin)
-    specs = parse_specs(agents, "--agents")
-    opponents = parse_specs(vs, "--vs") if vs is not None else None
+    games, seed = _defaults(games, seed)
     pairings = round_robin(specs) if opponents is None else versus(specs, opponents)
     plan = _plan(pairings, parse_env_range(envs), games, seed, in_process)
     command = ["arena", "tournament", *spec_words("--agents", specs), "--envs", envs]
     command += spec_words("--vs", opponents) if opponents is not None else []
     command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
     name = "tournament-" + "-".join(plan.agents)
-    _run(plan, command, jobs, out, "tournament", name)
+    settings = given | {"--games": games, "--seed": seed, "--in-process": in_process}
+    _run(plan, command, jobs, out, "tournament", name, settings=settings)
 
 
 def spec_words(option: str, specs: Sequence[str]) -> list[str]:
     """The option repeated once per spec, as a recorded command line writes it."""
     return [word for spec in specs for word in (option, spec)]
+
+
+def _defaults(games: int | None, seed: int | None) -> tuple[int, int]:
+    return (DEFAULT_GAMES if games is None else games), (0 if seed is None else seed)
 
 
 def _plan(pairings: Sequence, env_ids: list[int], games: int, seed: int, in_process: bool) -> TournamentPlan:
@@ -169,13 +216,37 @@ def _plan(pairings: Sequence, env_ids: list[int], games: int, seed: int, in_proc
     return make_plan(pairings, env_ids, games, seed, referee=not in_process)
 
 
-def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path | None, kind: str, name: str) -> None:
+def _resume(run_dir: Path, kind: str, given: dict[str, object], out: Path | None, jobs: int | None,
+            plugin_words: list[str]) -> None:
+    """Finish the run in ``run_dir`` with its recorded plan; a given flag that differs from the manifest is refused."""
+    manifest = read_manifest(run_dir, kind)
+    recorded = manifest.get("settings", {})
+    differing = [f"{name} ({value} given, {recorded[name] if name in recorded else 'not recorded'} recorded)"
+                 for name, value in given.items() if value is not None and recorded.get(name) != value]
+    if out is not None and out.resolve() != run_dir.resolve():
+        differing.append(f"--out ({out} given; the run is {run_dir})")
+    if differing:
+        raise typer.BadParameter(f"--resume takes its settings from {run_dir / 'manifest.json'}; these differ from "
+                                 f"it: {'; '.join(differing)} (leave them out)")
+    plan = plan_of(manifest)
+    check_agents(plan.agents, plan.env_ids[0], unprivileged=not plan.referee)
+    command = ["arena", kind, "--resume", str(run_dir), *plugin_words]
+    _run(plan, command, jobs, run_dir, kind, "", resume=True)
+
+
+def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path | None, kind: str, name: str, *,
+         settings: dict[str, object] | None = None, resume: bool = False) -> None:
     if jobs is not None and jobs < 1:
         raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
     jobs = default_jobs() if jobs is None else jobs
     run_dir = out if out is not None else default_run_dir(name)
-    check_run_dir(run_dir)
-    command += ["--jobs", str(jobs), "--out", str(run_dir)]
+    if not resume:
+        check_run_dir(run_dir)
+    command += ["--jobs", str(jobs), *([] if resume else ["--out", str(run_dir)])]
+    if plan.unadapted_agents:
+        _warn(f"{', '.join(plan.unadapted_agents)} adapt{'s' if len(plan.unadapted_agents) == 1 else ''} "
+                      f"within a game budget, which arena {kind} does not give: playing unadapted, marked "
+                      "(unadapted) in the tables (arena run or arena bench paper adapts first)")
     progress = _progress()
     task = progress.add_task(kind, total=plan.total_games)
 
@@ -185,15 +256,36 @@ def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path |
             progress.start()
         progress.advance(task)
 
+    again = shlex.join(["arena", kind, "--resume", str(run_dir), *_plugin_words(command)])
     try:
-        results = run_tournament(plan, run_dir, jobs, command=shlex.join(command), kind=kind, on_game=advance)
+        with stop_on_interrupt() as stop:
+            results = run_tournament(plan, run_dir, jobs, command=shlex.join(command), kind=kind, on_game=advance,
+                                     resume=resume, stop=stop, settings=settings)
     except GameFailed as error:
         progress.stop()
         print_error(f"a game failed, the run stopped: {error} (games so far in {run_dir / 'games.jsonl'})")
         raise typer.Exit(GAME_FAILED_EXIT_CODE) from None
+    except (RunInterrupted, KeyboardInterrupt) as stopped:
+        progress.stop()
+        kept = f"{stopped.recorded} of {stopped.total} games" if isinstance(stopped, RunInterrupted) else "no games"
+        how = "the games in flight were stopped" if getattr(stopped, "forced", True) else "the games in flight finished"
+        stderr_console().print(Text(f"interrupted: {kept} recorded in {run_dir / 'games.jsonl'} ({how}; a resume plays the rest, "
+                    "game for game as an uninterrupted run would)"), soft_wrap=True)
+        stderr_console().print(Text(f"continue with: {again}"), soft_wrap=True)
+        raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
     finally:
         progress.stop()
     print_results(results, run_dir)
+
+
+def _warn(message: str) -> None:
+    stderr_console().print(Text(f"warning: {message}", style="yellow"), soft_wrap=True)
+
+
+def _plugin_words(command: list[str]) -> list[str]:
+    """The --plugin words of a command line (a resume needs the plugins again: they are code, not settings)."""
+    return [word for index, word in enumerate(command)
+            if word == "--plugin" or (index and command[index - 1] == "--plugin")]
 
 
 class RateColumn(ProgressColumn):

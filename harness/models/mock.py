@@ -10,11 +10,20 @@ probability or by schedule:
   ``retry_after``), ``server_error`` (HTTP 500), ``timeout``, ``malformed_response``;
 - returned, a reply the move verifier must cope with: ``empty``, ``garbage``
   (unparseable text), ``truncated`` (``finish_reason='length'``), ``refusal``.
+
+Every random draw of a call (its failure, its reply, a truncation's length) comes
+from a generator of its own, seeded by (seed, the request's messages, how many times
+this mock was asked those messages before): never from one stream through the run.
+So a run interrupted and resumed (a new process, a new mock, the earlier calls
+answered by the response cache) gets the very replies an uninterrupted run gets,
+whatever the order of its calls (concurrent evaluation games included).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -81,7 +90,7 @@ def estimate_tokens(text: str) -> int:
 
 
 class MockModel:
-    """A scripted model; see the module docstring. Randomness only from ``seed``."""
+    """A scripted model; see the module docstring. Randomness only from ``seed`` and each request (:meth:`draw_generator`)."""
 
     def __init__(
         self,
@@ -111,33 +120,41 @@ class MockModel:
         self._schedule = _schedule_dict(schedule)
         self.retry_after = retry_after
         self.latency_s = latency_s
-        self._rng = random.Random(seed)
+        self.seed = seed
+        self._asked: dict[str, int] = {}  # times each request's messages were asked, by their digest
         self.calls = 0  # every call, failed ones included
         self.failures: dict[str, int] = {}
         self.prompts: list[list[dict[str, Any]]] = []
 
-    def _failure_for(self, call_index: int) -> str | None:
+    def _failure_for(self, call_index: int, rng: random.Random) -> str | None:
         if call_index in self._schedule:
             return self._schedule[call_index]
-        if self.failure_rate and self._rng.random() < self.failure_rate:
-            return self._rng.choice(self.failure_kinds)
+        if self.failure_rate and rng.random() < self.failure_rate:
+            return rng.choice(self.failure_kinds)
         return None
+
+    def draw_generator(self, messages: Messages) -> random.Random:
+        """The generator of one call: seeded by (seed, the messages, the times they were asked before); see the module."""
+        digest = hashlib.sha256(json.dumps([dict(m) for m in messages], sort_keys=True, default=str).encode()).hexdigest()
+        asked = self._asked[digest] = self._asked.get(digest, -1) + 1
+        return random.Random(f"{self.seed}:{digest}:{asked}")
 
     def complete(self, messages: Messages, params: Mapping[str, Any] | None = None) -> MockReply:
         """Answer one call, or raise the scheduled/drawn failure."""
         call_index = self.calls
         self.calls += 1
         self.prompts.append([dict(m) for m in messages])
-        failure = self._failure_for(call_index)
+        rng = self.draw_generator(messages)
+        failure = self._failure_for(call_index, rng)
         if failure is not None:
             self.failures[failure] = self.failures.get(failure, 0) + 1
         if failure in RAISED_FAILURES:
             raise _raised_failure(failure, self.retry_after, call_index)
         prompt_tokens = sum(estimate_tokens(message_text(m)) for m in messages)
         if failure is not None:
-            text, reason = self._failed_reply(failure, messages)
+            text, reason = self._failed_reply(failure, rng)
         else:
-            text, reason = self._next_text(messages), "stop"
+            text, reason = self._next_text(messages, rng), "stop"
         return MockReply(text, reason, prompt_tokens, estimate_tokens(text))
 
     async def acomplete(self, messages: Messages,
@@ -147,7 +164,7 @@ class MockModel:
             await asyncio.sleep(self.latency_s)
         return self.complete(messages, params)
 
-    def _next_text(self, messages: Messages) -> str:
+    def _next_text(self, messages: Messages, rng: random.Random) -> str:
         if self._replies is not None:
             if not self._replies:
                 raise MockExhausted(
@@ -155,9 +172,9 @@ class MockModel:
                     f"{self.calls - 1} call(s)")
             return self._replies.pop(0)
         assert self._reply_fn is not None
-        return self._reply_fn(messages, self._rng)
+        return self._reply_fn(messages, rng)
 
-    def _failed_reply(self, failure: str, messages: Messages) -> tuple[str, str]:
+    def _failed_reply(self, failure: str, rng: random.Random) -> tuple[str, str]:
         if failure == "empty":
             return "", "stop"
         if failure == "garbage":
@@ -165,7 +182,7 @@ class MockModel:
         if failure == "refusal":
             return REFUSAL_TEXT, "stop"
         full = "After weighing the corners and the disc counts, my move is"  # truncated
-        return full[: self._rng.randint(5, len(full) - 1)], "length"
+        return full[: rng.randint(5, len(full) - 1)], "length"
 
 
 def _schedule_kinds(schedule: Mapping[int, str] | Sequence[str | None] | None) -> set[str]:

@@ -122,7 +122,7 @@ def serve_moves(wire: Wire, agent: Any, rules: Rules) -> None:
         return
     player = frozen_copy(agent)
     wire.send("ready")
-    while (message := wire.recv("act", "resume"))["op"] == "act":
+    while (message := wire.recv("act", "resume", "finish"))["op"] == "act":
         black, white, to_move, placed_black, placed_white = int_list(message, "state", 5)
         state = State(black, white, to_move, placed_black, placed_white)
         try:
@@ -133,6 +133,8 @@ def serve_moves(wire: Wire, agent: Any, rules: Rules) -> None:
             wire.send("act_error", error=f"{type(failure).__name__}: {failure}")
             continue
         wire.send("move", move=move)
+    if message["op"] == "finish":  # the referee ends the session mid-evaluation (Ctrl-C): end quietly
+        raise AgentProcessGone("the referee finished the session")
 
 
 def agent_extras(agent: Any, curve_points: tuple[tuple[float, ...], tuple[float, ...]]) -> dict[str, Any]:

@@ -15,6 +15,11 @@ No environment id, name, condition or run directory reaches it. It then
   stopped it), answers evaluation moves: ``act`` requests for many games at once,
   each game decided by its own decider of the frozen agent, concurrently, and
   ``report`` requests that send a finished game's calls, until ``finish``.
+
+Interrupts: the referee's side passes the operator's first Ctrl-C (or SIGTERM) on as a
+SIGINT (a terminal's Ctrl-C reaches this process too). From then on no model call and
+no adaptation game starts here (:class:`RunInterrupted`, reported as a stop of kind
+``interrupted``); calls already under way finish and are recorded as usual.
 """
 
 from __future__ import annotations
@@ -41,6 +46,22 @@ from harness.play.game import PlyDecision
 from harness.referee.agent_process import load_plugins
 from harness.referee.remote_arena import RemoteArena
 from harness.referee.wire import AgentProcessGone, Wire, int_field, int_list
+
+_interrupted = {"on": False}  # set by this process's SIGINT handler (see the module docstring)
+
+
+class RunInterrupted(RuntimeError):
+    """The operator interrupted the run (Ctrl-C, SIGTERM): no new game or model call starts."""
+
+
+def interrupted() -> bool:
+    """Whether this process was interrupted (:func:`model_agent_main`'s SIGINT handler)."""
+    return _interrupted["on"]
+
+
+def raise_if_interrupted() -> None:
+    if _interrupted["on"]:
+        raise RunInterrupted("interrupted: no new model call or game is started")
 
 
 @dataclass(frozen=True)
@@ -82,6 +103,11 @@ class ForwardedCache(ResponseCache):
             super().put(record["key"], response)
         self._wire = wire
 
+    def lookup(self, key: str, occurrence: int = 0) -> ModelResponse | CachedFailure | None:
+        """The cached answer; once the process is interrupted, :class:`RunInterrupted` (every call asks here first)."""
+        raise_if_interrupted()
+        return super().lookup(key, occurrence)
+
     def put(self, key: str, response: ModelResponse | CachedFailure) -> None:
         super().put(key, response)
         field = "failure" if isinstance(response, CachedFailure) else "response"
@@ -90,7 +116,7 @@ class ForwardedCache(ResponseCache):
 
 def model_agent_main(connection: Any, job: ModelJob) -> None:
     """The agent process: adapt, then answer evaluation moves until the referee says ``finish``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this process
+    signal.signal(signal.SIGINT, _on_interrupt)  # stop starting calls and games; the parent ends this process
     sys.argv = sys.argv[:1]  # spawn copies the parent's command line, which names the environment
     wire = Wire(connection)
     try:
@@ -101,10 +127,26 @@ def model_agent_main(connection: Any, job: ModelJob) -> None:
         wire.close()
 
 
+def _on_interrupt(signum: int, frame: Any) -> None:
+    _interrupted["on"] = True
+
+
+class StoppableArena(RemoteArena):
+    """The remote arena, refusing to start a game once the process is interrupted."""
+
+    def play(self, black_policy: Any, white_policy: Any) -> GameRecord:
+        raise_if_interrupted()
+        return super().play(black_policy, white_policy)
+
+    async def play_verified(self, decide_black: Any, decide_white: Any, names: tuple[str, str] | None = None) -> Any:
+        raise_if_interrupted()
+        return await super().play_verified(decide_black, decide_white, names)
+
+
 async def _life(wire: Wire, job: ModelJob) -> None:
     load_plugins(job.plugins)
     agent = job.recipe(AgentContext(job.rules), _sinks(wire), ForwardedCache(wire, job.cache))
-    arena = RemoteArena(wire, job.rules, Ledger(layout=job.rules.layout.name, budget=job.budget, records=job.records))
+    arena = StoppableArena(wire, job.rules, Ledger(layout=job.rules.layout.name, budget=job.budget, records=job.records))
     stop = None
     try:
         await agent.adapt_async(arena)
@@ -144,6 +186,8 @@ def stop_fields(failure: BaseException) -> dict[str, Any]:
     """Why the agent stopped, as a message field (see :func:`harness.referee.model_session.stop_error`)."""
     if isinstance(failure, BudgetCapReached):
         return {"kind": "cap", "error": str(failure)}
+    if isinstance(failure, RunInterrupted):
+        return {"kind": "interrupted", "error": str(failure)}
     if isinstance(failure, EndpointDown):
         return {"kind": "down", "endpoint": failure.endpoint, "cause": failure.cause, "error_kind": failure.kind,
                 "status_code": failure.status_code, "error": str(failure)}

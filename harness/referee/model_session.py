@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
+import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +39,7 @@ from harness.models.errors import BudgetCapReached, EndpointDown
 from harness.models.messages import ModelResponse
 from harness.play.decisions import Attempt, FailureCounts, FailureKind, MoveDecision
 from harness.prompting.strategist_agent import Strategy
-from harness.referee.model_process import ModelJob, model_agent_main
+from harness.referee.model_process import ModelJob, RunInterrupted, model_agent_main
 from harness.referee.referee import Referee
 from harness.referee.session import JOIN_SECONDS, finish
 from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire, int_field
@@ -75,6 +77,8 @@ def stop_error(stop: Any) -> Exception:
     error = str(stop.get("error", ""))[:2000]
     if stop.get("kind") == "cap":
         return BudgetCapReached(error)
+    if stop.get("kind") == "interrupted":
+        return RunInterrupted(error)
     if stop.get("kind") == "down":
         status = stop.get("status_code")
         return EndpointDown(str(stop.get("endpoint", "?")), str(stop.get("cause", error)), kind=str(stop.get("error_kind", "?")),
@@ -235,8 +239,25 @@ class ModelSession:
             raise AgentProcessGone(f"the model agent's process exited with code {self._process.exitcode} "
                                    "(a crash, os._exit, or killed; see its stderr above)") from None
 
+    def interrupt(self) -> None:
+        """Pass the operator's interrupt on: the agent process starts no new model call or game (see model_process)."""
+        if self._process.pid is not None and self._process.is_alive():
+            os.kill(self._process.pid, signal.SIGINT)
+
+    def kill(self) -> None:
+        """End the agent process at once (a second interrupt)."""
+        if self._process.is_alive():
+            self._process.kill()
+
     def close(self) -> None:
-        """Tell the agent process to finish and wait for it (ended by force after a few seconds)."""
+        """Record what the agent process already sent (paid calls, cache entries), tell it to finish, wait for it."""
+        try:
+            while self._broken is None and self._wire.poll():
+                message = self._recv()
+                if message["op"] in ("call", "cache_put", "belief", "strategy"):
+                    self._record(message)
+        except (AgentProcessGone, ProtocolViolation):
+            pass
         finish(self._wire, self._process)
 
 

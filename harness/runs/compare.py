@@ -1,10 +1,10 @@
 """Runs side by side: model-agent runs and tournament baselines in one table, with Wilson intervals.
 
 Only like is compared with like: every run has a :class:`Setting` (environment,
-budget, evaluation opponents, games per opponent, and the legal-move track where
-the run records one), and runs whose settings differ are refused with
-:class:`IncomparableRuns`, naming each field that differs, unless ``force`` is
-given; then the runs are grouped by setting and every row shows the fields that
+budget, evaluation opponents, games per opponent, and the legal-move track:
+shown or hidden, a model-agent run that records none having shown the list), and
+runs whose settings differ are refused with :class:`IncomparableRuns`, naming
+each field that differs, unless ``force`` is given; then the runs are grouped by setting and every row shows the fields that
 differ beside it. A tournament baseline does not adapt: it has no budget, which
 therefore never makes it differ.
 """
@@ -27,6 +27,7 @@ COMPARE_COLUMNS = ("run", "agent", "model", "env", "budget", "opponent", "games"
                    "belief (last)", "failures", "tokens", "cost $")
 DIFFERS_COLUMN = "differs"
 SETTING_FIELDS = ("env", "budget", "opponents", "games", "legal moves")
+LEGAL_MOVES_DEFAULT = "shown"  # what a model-agent run that records no legal-move track played with
 
 
 class IncomparableRuns(ValueError):
@@ -136,15 +137,23 @@ def _llm_run(run_dir: Path) -> RunRows:
         n = row["games"]
         rows.append(common + [name + ("*" if row.get("privileged") else ""), str(n)]
                     + [_cell(row[o]["count"], n) for o in ("win", "draw", "lose")] + tail)
-    legal_moves = getattr(config, "legal_moves", None)
     setting = Setting(env=str(config.env), budget=str(config.budget),
                       opponents=_opponents(list(metrics["evaluation"]) or list(config.opponents)),
-                      games=str(config.eval_games), legal_moves=None if legal_moves is None else str(legal_moves))
+                      games=str(config.eval_games), legal_moves=legal_moves_track(config))
     return RunRows(run_dir.name, setting, rows or [common + ["-", "0", "-", "-", "-"] + tail])
 
 
+def legal_moves_track(config: object) -> str:
+    """``shown`` or ``hidden``: whether the run's prompts listed the legal moves. A run that does not record it
+    showed them (the list was always shown before the track was recorded), so it is never pooled with a hidden one."""
+    track = getattr(config, "legal_moves", None)
+    if isinstance(track, bool):  # a show/hide flag
+        return "shown" if track else "hidden"
+    return LEGAL_MOVES_DEFAULT if track is None else str(track)
+
+
 def _tournament_run(run_dir: Path) -> RunRows:
-    from harness.tournaments.results import RESULTS_SCHEMA, TournamentResults, compact_ids
+    from harness.tournaments.results import RESULTS_SCHEMA, UNADAPTED_MARK, TournamentResults, compact_ids
 
     path = run_dir / "results.json"
     try:
@@ -153,20 +162,30 @@ def _tournament_run(run_dir: Path) -> RunRows:
             raise TranscriptError(f"schema_version {results.schema_version} is newer than this arena reads "
                                   f"({RESULTS_SCHEMA}): written by a newer version of arena; upgrade it to read the run", path)
     except FileNotFoundError:
-        raise TranscriptError("the tournament has no results.json (did it finish?)", path) from None
+        raise TranscriptError("the tournament has no results.json (interrupted? finish it with "
+                              f"'arena {_tournament_kind(run_dir)} --resume {run_dir}')", path) from None
     except ValidationError as error:
         raise TranscriptError(f"invalid results: {error.errors()[0]['msg']}", path) from None
     rows = []
     env = str(results.env_ids[0]) if len(results.env_ids) == 1 else f"{len(results.env_ids)} envs"
     for row in results.over_envs:
         rates, n = row.overall, row.overall.games
-        rows.append([run_dir.name, row.agent_a + ("*" if row.a_privileged else ""), "(baseline)", env, "-",
+        agent = row.agent_a + ("*" if row.a_privileged else "") + (UNADAPTED_MARK if row.a_unadapted else "")
+        rows.append([run_dir.name, agent, "(baseline)", env, "-",
                      row.agent_b + ("*" if row.b_privileged else ""), str(n)]
                     + [_cell(getattr(rates, o), n) for o in ("win", "draw", "lose")] + ["-", "-", "-", "-"])
     setting = Setting(env=compact_ids(results.env_ids), budget=None,
                       opponents=_opponents(sorted({row.agent_b for row in results.over_envs})),
                       games=str(results.games_per_pairing_and_env))
     return RunRows(run_dir.name, setting, rows)
+
+
+def _tournament_kind(run_dir: Path) -> str:
+    try:
+        kind = read_json(run_dir / "manifest.json", "manifest", "").get("kind")
+    except TranscriptError:
+        kind = None
+    return kind if kind in ("match", "tournament") else "tournament"
 
 
 def compare_table(run_dirs: list[str | Path], force: bool = False) -> str:

@@ -33,6 +33,17 @@ class AgentFailed(RuntimeError):
     """The agent's process broke the protocol, crashed or failed; what was played is kept in the run directory."""
 
 
+class CapChange(BaseModel):
+    """Caps given to ``arena run --resume``, and the games on record when they took effect."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    adapt_games: int = Field(ge=0)
+    eval_games: int = Field(ge=0)
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+
+
 class LlmRunConfig(BaseModel):
     """Everything that defines a run (recorded in the manifest; never secrets)."""
 
@@ -67,6 +78,7 @@ class LlmRunConfig(BaseModel):
     cwm_heldout: int = Field(default=10_000, ge=0)  # cwm: random-play transitions of the true engine in the held-out tests
     unsandboxed: bool = False  # cwm: run generated code without bubblewrap (rlimits only; the report says UNSANDBOXED)
     referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)
+    cap_changes: tuple[CapChange, ...] = ()  # caps raised (or set) on resume, in order; the caps above are the latest
 
     def belief_checkpoints(self) -> tuple[int, ...]:
         if self.checkpoints is not None:

@@ -77,16 +77,31 @@ def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[Ca
     for line in beliefs:
         scored = score_belief(Belief.model_validate(line["belief"]), true_k).model_dump() if line["belief"] else None
         belief_scores.append({"checkpoint": line["checkpoint"], "belief": line["belief"], "score": scored, "error": line["error"]})
-    failures = sum((g.failures for g in games), FailureCounts())
+    failures = sum((g.failures for g in games), FailureCounts())  # move attempts, once per game on record
+    other = call_failures(calls)
+    paid = [c for c in calls if not c.cache_hit]  # cache hits cost no tokens and no dollars
     return {
         "adapt_games": sum(g.phase == "adapt" for g in games), "eval_games": sum(g.phase == "eval" for g in games),
         "evaluation": evaluation, "beliefs": belief_scores,
         "belief_failures": sum(line["belief"] is None for line in beliefs),
-        "failures": failures.model_dump(), "failed_attempts": failures.total,
+        "failures": failures.model_dump(), "call_failures": other, "failed_attempts": failures.total + sum(other.values()),
         "calls": len(calls), "cache_hits": sum(c.cache_hit for c in calls),
-        "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls),
-        "cost_usd": sum(c.cost_usd for c in calls), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
+        "tokens_in": sum(c.tokens_in for c in paid), "tokens_out": sum(c.tokens_out for c in paid),
+        "cost_usd": sum(c.cost_usd for c in paid), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
     }
+
+
+def call_failures(calls: list[CallEntry]) -> dict[str, int]:
+    """Failed calls outside the games' moves (strategy, belief, code synthesis...), by failure kind.
+
+    Move attempts are counted from the games on record (their failure counts), so a game
+    played again on resume counts once; every other failed call counts from its record.
+    """
+    counts: dict[str, int] = {}
+    for call in calls:
+        if call.game_index is None and call.failure_kind is not None:
+            counts[call.failure_kind] = counts.get(call.failure_kind, 0) + 1
+    return counts
 
 
 def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
@@ -107,9 +122,10 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         f"{b['checkpoint']}: " + (f"{b['belief']['regime']} [{b['belief']['k_low']}, {b['belief']['k_high']}]"
                                   f"{' contains K' if b['score']['contains_k'] else ''}" if b["belief"] else "no belief")
         for b in metrics["beliefs"]) or "none asked"), "",
-        f"Failed attempts: {metrics['failed_attempts']} ({', '.join(f'{k} {v}' for k, v in metrics['failures'].items() if v) or 'none'}); "
+        f"Failed attempts: {metrics['failed_attempts']} ({failure_text(metrics)}); forfeits "
+        f"{metrics['failures'].get('forfeits', 0)}, random fallbacks {metrics['failures'].get('fallbacks', 0)}; "
         f"belief failures: {metrics['belief_failures']}.",
-        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens {metrics['tokens_in']} in, "
+        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens paid for {metrics['tokens_in']} in, "
         f"{metrics['tokens_out']} out; cost ${metrics['cost_usd']:.4f}."]
     if "cwm" in metrics:
         lines += cwm_lines(metrics["cwm"])
@@ -118,6 +134,13 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
     if metrics.get("commitment"):
         lines += ["", commitment_line(metrics["commitment"])]
     return "\n".join(lines) + "\n"
+
+
+def failure_text(metrics: dict[str, Any]) -> str:
+    """Every failed attempt by kind: the moves' (from the games), then the other calls' (strategy, belief, code...)."""
+    kinds = {**{k: v for k, v in metrics["failures"].items() if k not in ("forfeits", "fallbacks")},
+             **metrics.get("call_failures", {})}
+    return ", ".join(f"{kind} {count}" for kind, count in kinds.items() if count) or "none"
 
 
 def commitment_line(commitment: dict[str, Any]) -> str:

@@ -24,7 +24,12 @@ the games after the first unfinished one are not written, and a resume plays the
 Resume (``resume=RUN``): the config comes from the manifest (model options included); the writer repairs an interrupted
 tail (:func:`~harness.records.transcript.resume_point`), the ledger is rebuilt from the games on record, and play goes on;
 ``cache.jsonl`` answers calls made before the interruption. A cost or token cap stops the run cleanly (what was played is
-kept; the metrics say why); so does a dead endpoint (:class:`EndpointDown`, re-raised naming the run; game in progress unwritten).
+kept; the metrics say why; :class:`CapReached` names the cap); so does a dead endpoint (:class:`EndpointDown`, re-raised
+naming the run; game in progress unwritten). ``caps`` (on resume) sets new caps, recorded in the manifest's config.
+
+Interrupts, caps over resumes, and the paid calls of an unfinished game: :mod:`harness.runs.run_stop`. The first
+Ctrl-C (SIGINT) or SIGTERM starts no new game or model call, lets those under way finish, writes everything and
+raises :class:`RunInterruptedError`; a second one ends the process at once (the run still resumes).
 """
 
 from __future__ import annotations
@@ -46,7 +51,6 @@ from engine.state import BLACK, COLOUR_NAMES, WHITE
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient, check_api_key
 from harness.models.errors import BudgetCapReached, EndpointDown
-from harness.play.arena import Arena
 from harness.play.decisions import FailureCounts
 from harness.play.game import PlyDecision, from_policy, play_game_async
 from harness.play.grants import EvaluationGrants
@@ -54,19 +58,18 @@ from harness.prompting.renderer import PromptRenderer
 from harness.prompting.strategist_agent import Strategy
 from harness.records.commitment import commit, write_salt
 from harness.records.lock import writer_lock
-from harness.records.provenance import git_commit, harness_version, versions
 from harness.records.transcript import (
     GameEntry,
-    RunManifest,
     TranscriptReader,
     TranscriptWriter,
     open_log_for_append,
 )
-from harness.referee.model_process import ModelJob, ModelSinks, agent_report
+from harness.referee.model_process import ModelJob, ModelSinks, RunInterrupted, agent_report
 from harness.referee.model_session import AgentStopped, ModelSession, RunSinks, cache_records
 from harness.referee.wire import AgentProcessGone, ProtocolViolation
 from harness.registry.plugins import plugin_sources
 from harness.registry.specs import canonical_spec, make_agent
+from harness.runs.llm_build import beliefs_done, game_entry, recipe_of, run_manifest
 from harness.runs.llm_config import (
     AGENT_FILE,
     BELIEFS_FILE,
@@ -79,11 +82,24 @@ from harness.runs.llm_config import (
     Progress,
     RunConfigError,
 )
-from harness.runs.llm_results import read_beliefs, write_results
-from harness.runs.model_agents import EvalPlayer, InProcessPlayer, ModelAgentRecipe, RemotePlayer, cwm_settings
+from harness.runs.llm_results import write_results
+from harness.runs.model_agents import EvalPlayer, InProcessPlayer, RemotePlayer
+from harness.runs.run_stop import (
+    CapReached,
+    PaidCalls,
+    RunInterruptedError,
+    StoppableArena,
+    StopRequest,
+    WatchedCache,
+    cap_message,
+    interrupt_handling,
+    raise_cap_hint,
+    remaining_caps,
+    with_new_caps,
+)
 
-__all__ = ["BELIEFS_FILE", "CACHE_FILE", "METRICS_FILE", "STRATEGIES_FILE", "AgentFailed", "LlmRunConfig", "Progress",
-           "RunConfigError", "run_llm", "write_results"]
+__all__ = ["BELIEFS_FILE", "CACHE_FILE", "METRICS_FILE", "STRATEGIES_FILE", "AgentFailed", "CapReached", "LlmRunConfig",
+           "Progress", "RunConfigError", "RunInterruptedError", "run_llm", "write_results"]
 
 def _validated(config: LlmRunConfig, check_key: bool = True) -> None:
     try:
@@ -100,16 +116,23 @@ def _validated(config: LlmRunConfig, check_key: bool = True) -> None:
 def run_llm(
     config: LlmRunConfig | None = None, *, out: str | Path = "runs", resume: str | Path | None = None,
     on_game: GameHook | None = None, progress: Progress | None = None, run_id: str | None = None,
-    client: ModelClient | None = None,
+    client: ModelClient | None = None, caps: dict[str, Any] | None = None,
 ) -> Path:
     """Run (or resume) one model-agent run; returns its directory.
 
     ``client``: the model client to use instead of one built from the config (e.g. the
-    cache-only client of ``arena rerun``); the API key check is then skipped.
+    cache-only client of ``arena rerun``); the API key check is then skipped. ``caps``
+    (``max_tokens``, ``max_cost_usd``): new caps for a resumed run. Raises
+    :class:`RunInterruptedError` or :class:`CapReached` (after writing everything) when
+    the run stopped on an interrupt or a cap.
     """
     if resume is not None:
         run_dir = Path(resume)
-        config = LlmRunConfig.model_validate(TranscriptReader(run_dir).manifest().config)
+        reader = TranscriptReader(run_dir)
+        config = LlmRunConfig.model_validate(reader.manifest().config)
+        if caps:
+            games = reader.games()
+            config = with_new_caps(config, caps, {p: sum(g.phase == p for g in games) for p in ("adapt", "eval")})
     elif config is None:
         raise RunConfigError("give a config, or resume=RUN")
     _validated(config, check_key=client is None)
@@ -120,10 +143,22 @@ def run_llm(
     with writer_lock(run_dir):  # one writer per run: a second command on it fails at once, naming the holder
         run = _Run(config, run_dir, resume is not None, on_game, progress, client)
         try:
-            asyncio.run(run.play())
+            with interrupt_handling(run.stop, run.interrupt, run.kill, f"arena run --resume {run_dir}"):
+                asyncio.run(run.play())
+            run.record_unclaimed_calls()  # a clean stop (a cap, an interrupt...): the paid calls of an unfinished game
         finally:
             run.close()
-        write_results(run_dir, stopped=run.stopped, refereed=run.refereed)
+        calls = TranscriptReader(run_dir).calls()
+        if run.capped:
+            run.stopped = cap_message(config, calls)
+        metrics = write_results(run_dir, stopped=run.stopped, refereed=run.refereed)
+    if run.interrupted:
+        raise RunInterruptedError(f"{run.stopped}: kept {metrics['adapt_games']} of {config.budget} adaptation games, "
+                                  f"{metrics['eval_games']} of {config.eval_games * len(config.opponents)} evaluation games "
+                                  f"and {metrics['calls']} model calls in {run_dir}", run_dir)
+    if run.capped:
+        raise CapReached(f"{run.stopped}: kept {metrics['adapt_games']} adaptation and {metrics['eval_games']} evaluation "
+                         f"games in {run_dir}; continue with a higher cap: {raise_cap_hint(config, calls, run_dir)}", run_dir)
     if run.down is not None:
         raise run.down.in_run(str(run_dir))
     if run.failed is not None:
@@ -142,7 +177,11 @@ class _Run:
         if not resuming:  # the salt is kept (0600) before the manifest commits to the condition with it
             salt, condition_sha256 = commit(self.env.condition)
             write_salt(run_dir, salt)
-            self.writer.write_manifest(_manifest(config, run_dir.name, self.renderer, condition_sha256))
+            self.writer.write_manifest(run_manifest(config, run_dir.name, self.renderer, condition_sha256))
+        else:
+            manifest = TranscriptReader(run_dir).manifest()
+            if manifest.config != config.model_dump(mode="json"):  # new caps given to --resume
+                self.writer.write_manifest(manifest.model_copy(update={"config": config.model_dump(mode="json")}))
         self.call_index = self.writer.resumed_from.calls_done
         games = TranscriptReader(run_dir).games() if resuming else []
         self.adapt_games = [g for g in games if g.phase == "adapt"]
@@ -150,7 +189,12 @@ class _Run:
         self.beliefs_file = open_log_for_append(run_dir / BELIEFS_FILE)
         self.strategies_file = open_log_for_append(run_dir / STRATEGIES_FILE) if config.agent == "llm-strategist" else None
         self.client = client  # given: the agent plays in this process with it (arena rerun)
-        self.recipe = recipe_of(config, _beliefs_done(run_dir))
+        left_tokens, left_dollars = remaining_caps(config, TranscriptReader(run_dir).calls() if resuming else [])
+        self.recipe = recipe_of(config.model_copy(update={"max_tokens": left_tokens, "max_cost_usd": left_dollars}),
+                                beliefs_done(run_dir))
+        self.stop, self.paid = StopRequest(), PaidCalls()
+        self.session: ModelSession | None = None
+        self.interrupted = self.capped = False
         self.stopped: str | None = None  # why the run stopped early
         self.down: EndpointDown | None = None  # the endpoint failure that stopped it, if that was why
         self.failed: Exception | None = None  # the agent process's failure that stopped it, if that was why
@@ -165,24 +209,50 @@ class _Run:
         if self.strategies_file is not None:
             self.strategies_file.close()
 
+    def interrupt(self) -> None:
+        """The first interrupt (the stop request is set): tell the agent process."""
+        if self.session is not None:
+            self.session.interrupt()
+
+    def kill(self) -> None:
+        """The second interrupt: end the agent process at once."""
+        if self.session is not None:
+            self.session.kill()
+
+    def record_unclaimed_calls(self) -> None:
+        """Write the calls paid for that no record claimed (a game unfinished when the run stopped): see run_stop."""
+        for fields in self.paid.unrecorded():
+            self._call(fields)
+
     async def play(self) -> None:
         try:
             await (self._play_refereed() if self.refereed else self._play_in_process())
         except BudgetCapReached as cap:
-            self.stopped = str(cap)
+            self.stopped, self.capped = str(cap), True
+        except RunInterrupted as interrupt:
+            self.stopped, self.interrupted = str(interrupt), True
         except EndpointDown as down:  # the game in progress is not written: a resumed run plays it again
             self.stopped, self.down = str(down), down
         except (ProtocolViolation, AgentProcessGone, AgentStopped) as failure:  # refereed runs only
-            self.stopped, self.failed = f"the agent failed: {type(failure).__name__}: {failure}", failure
+            if self.stop.requested:  # the agent process met the operator's interrupt before it could stop cleanly
+                self.stopped, self.interrupted = self.stop.reason(), True
+            else:
+                self.stopped, self.failed = f"the agent failed: {type(failure).__name__}: {failure}", failure
+        if self.stop.requested and self.stopped is None and not self._all_played():
+            self.stopped, self.interrupted = self.stop.reason(), True
+
+    def _all_played(self) -> bool:
+        games = TranscriptReader(self.run_dir).games()
+        return len(games) >= self.config.budget + self.config.eval_games * len(self.config.opponents)
 
     async def _play_in_process(self) -> None:
         config = self.config
-        client = self.client or self.recipe.client(ResponseCache(self.run_dir / CACHE_FILE))
+        client = self.client or self.recipe.client(WatchedCache(self.run_dir / CACHE_FILE, self.stop, self.paid))
         sinks = ModelSinks(on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy)
         agent = self.recipe.build(AgentContext(self.env.rules), sinks, client, self.renderer)
         ledger = Ledger(layout=self.env.layout.name, budget=config.budget, records=tuple(g.to_game_record() for g in self.adapt_games))
         try:
-            await agent.adapt_async(Arena(self.env, config.budget, ledger))
+            await agent.adapt_async(StoppableArena(self.env, config.budget, ledger, self.stop))
             agent.freeze()
             self._write_report(agent_report(agent))
             await self._evaluate(InProcessPlayer(agent))
@@ -197,8 +267,15 @@ class _Run:
         job = ModelJob(rules=self.env.rules, budget=self.config.budget, recipe=self.recipe,
                        records=tuple(g.to_game_record() for g in self.adapt_games),
                        cache=cache_records(self.run_dir / CACHE_FILE), plugins=plugin_sources())
-        session = ModelSession(self.env, job, RunSinks(call=self._call, game=self._scored_game, belief=self._belief,
-                                                       strategy=self._strategy, cache_put=cache.put))
+        def cache_put(key: str, entry: Any) -> None:
+            cache.put(key, entry)
+            self.paid.paid(key, entry)
+
+        session = self.session = ModelSession(self.env, job, RunSinks(call=self._call, game=self._scored_game,
+                                                                      belief=self._belief, strategy=self._strategy,
+                                                                      cache_put=cache_put))
+        if self.stop.requested:  # interrupted while the agent process started
+            session.interrupt()
         try:
             try:
                 session.adapt()
@@ -217,6 +294,7 @@ class _Run:
             (self.run_dir / AGENT_FILE).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
     def _call(self, fields: dict[str, Any]) -> None:
+        self.paid.recorded(fields)
         self.writer.append_call({"call_index": self.call_index, **fields})  # a dict: validated once, by the writer
         self.call_index += 1
 
@@ -243,7 +321,7 @@ class _Run:
         self._scored_game(index, game.record, game.forfeit_by, game.failure_counts)
 
     def _scored_game(self, index: int, record: GameRecord, forfeit_by: int | None, failures: FailureCounts) -> None:
-        entry = _entry(record, forfeit_by, "adapt", index, "self", "both", failures, self.config.seed,
+        entry = game_entry(record, forfeit_by, "adapt", index, "self", "both", failures, self.config.seed,
                        names=(self.config.agent, self.config.agent))
         self._game(entry, index + 1, self.config.budget)
 
@@ -255,11 +333,18 @@ class _Run:
         finished: dict[int, tuple[GameEntry, int, list[PlyDecision]]] = {}
         next_to_write = self.eval_done
         writing = asyncio.Lock()  # one worker writes at a time: each game's calls, then the game, in game order
+        stops: list[Exception] = []  # a cap or an interrupt: each worker ends its game in progress, then stops
 
         async def worker() -> None:
             nonlocal next_to_write
             for number in numbers:
-                finished[number] = await self._eval_game(player, grants, number)
+                if self.stop.requested or stops:
+                    return
+                try:
+                    finished[number] = await self._eval_game(player, grants, number)
+                except (BudgetCapReached, RunInterrupted) as stop:
+                    stops.append(stop)
+                    return
                 async with writing:
                     while next_to_write in finished:  # this game and those after it that are done already
                         entry, colour, decisions = finished.pop(next_to_write)
@@ -270,6 +355,8 @@ class _Run:
         workers = [asyncio.ensure_future(worker()) for _ in range(min(self.config.concurrency, total - self.eval_done))]
         try:
             await asyncio.gather(*workers)
+            if stops:
+                raise stops[0]
         finally:  # on a failure (a cap, an error): stop the other games; what is not written is played on resume
             for task in workers:
                 task.cancel()
@@ -287,43 +374,6 @@ class _Run:
         deciders = (mine, theirs) if colour == BLACK else (theirs, mine)
         names = (config.agent, opponent.name) if colour == BLACK else (opponent.name, config.agent)
         game, decisions = await play_game_async(self.env.rules, self.env.condition, deciders[0], deciders[1], names)
-        entry = _entry(game.record, game.forfeit_by, "eval", number, opponent.name, COLOUR_NAMES[colour], game.failures[colour],
+        entry = game_entry(game.record, game.forfeit_by, "eval", number, opponent.name, COLOUR_NAMES[colour], game.failures[colour],
                        config.seed)
         return entry, colour, decisions
-
-
-def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe:
-    """The agent's settings from the run's config: everything but the environment."""
-    return ModelAgentRecipe(
-        agent=config.agent, model=config.model, budget=config.budget, seed=config.seed, hint=config.hint,
-        max_retries=config.max_retries, on_failure=config.on_failure, memory_tokens=config.memory_tokens,
-        checkpoints=config.belief_checkpoints(), batch=config.batch, search_depth=config.search_depth,
-        endgame=config.endgame, concurrency=config.concurrency, max_cost_usd=config.max_cost_usd,
-        max_tokens=config.max_tokens, backoff_base_s=config.backoff_base_s, model_options=config.model_options,
-        beliefs_done=tuple(beliefs_done),
-        cwm=cwm_settings(config),
-    )
-
-
-def _entry(record: GameRecord, forfeit_by: int | None, phase: str, index: int, opponent: str, agent_colour: str,
-           failures: FailureCounts, seed: int, names: tuple[str, str] | None = None) -> GameEntry:
-    black, white = names or (record.black_policy, record.white_policy)
-    return GameEntry.model_validate(dict(  # phase, colour and forfeit checked against the entry's literals here
-        game_index=index, phase=phase, layout=record.layout, black=black, white=white,
-        opponent=opponent, agent_colour=agent_colour, moves=record.moves, black_discs=record.black,
-        white_discs=record.white, rewards=record.rewards,
-        forfeit_by=None if forfeit_by is None else COLOUR_NAMES[forfeit_by], failures=failures, seed=seed,
-    ))
-
-
-def _beliefs_done(run_dir: Path) -> list[int]:
-    return [line["checkpoint"] for line in read_beliefs(run_dir)]
-
-
-def _manifest(config: LlmRunConfig, run_id: str, renderer: PromptRenderer, condition_sha256: str) -> RunManifest:
-    """The run's manifest; ``condition_sha256`` commits to the hidden condition (the salt is not in it)."""
-    return RunManifest(
-        run_id=run_id, config=config.model_dump(mode="json"), versions=versions() | {"harness": harness_version()},
-        git=git_commit(),
-        template_hashes=renderer.template_hashes(), seeds={"run": config.seed}, condition_sha256=condition_sha256,
-    )

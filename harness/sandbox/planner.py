@@ -1,4 +1,4 @@
-"""Planning on a code world model: UCT search and random playouts over the CWM API, standard library only.
+"""Planning on a code world model: UCT search, alpha-beta minimax and random playouts over the CWM API, stdlib only.
 
 Runs inside the sandbox next to the candidate (one round trip per move, not one
 per simulation), and in the harness on an adapter of the true engine, so the two
@@ -8,12 +8,15 @@ are timed with the same code. A *game* is any object with the CWM functions:
 ``returns(state) -> [r0, r1]`` (each in [-1, 1]) and optionally
 ``value(state) -> [v0, v1]`` for a rollout cut short.
 
-Values are win rates from the view of the player who moved into a node: a return
-r counts (r + 1) / 2, so a win is 1, a draw 0.5, a loss 0 (as in ``agents.mcts``).
+MCTS values are win rates from the view of the player who moved into a node: a
+return r counts (r + 1) / 2, so a win is 1, a draw 0.5, a loss 0 (as in
+``agents.mcts``). Minimax values are returns, in [-1, 1], from the view of the
+player to move at the root (see :func:`minimax`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from dataclasses import dataclass, field
@@ -137,3 +140,164 @@ def playouts(game: Game, state: Any, count: int, *, max_plies: int = 200, seed: 
         totals[1] += r1
         plies += length
     return {"playouts": count, "plies": plies, "returns": totals}
+
+
+EXACT, LOWER, UPPER = 0, 1, 2  # transposition-table bounds of a stored value
+TT_ENTRIES = 200_000  # at most this many positions kept in one minimax call's table
+
+
+class _OutOfNodes(Exception):
+    """The node budget ran out in the middle of an iteration."""
+
+
+def minimax(game: Game, state: Any, depth: int, *, max_nodes: int = 20_000, seed: int = 0,
+            leaf_playouts: int = 0, max_plies: int = 200) -> dict[str, Any]:
+    """Iterative-deepening alpha-beta (negamax) from ``state`` to ``depth`` plies, at most ``max_nodes`` positions.
+
+    The value of a position is the zero-sum projection ``(r_me - r_other) / 2`` of
+    the program's returns (exactly ``r_me`` when the returns sum to zero, as they
+    do in Othello), so negamax is right for any returns; the mover comes from
+    ``current_player`` (two plies in a row by one player are searched as such). A
+    leaf cut by depth is worth the program's ``value(state)`` when it has one, else
+    the mean of ``leaf_playouts`` random playouts, else 0: "unknown", which keeps
+    the search cheap and deterministic, prefers proven wins and avoids proven
+    losses (a playout estimate at every leaf costs more than the search itself,
+    and sampling is what ``mcts`` is for). Iterations deepen 1, 2, ... ``depth``;
+    a later iteration that would pass ``max_nodes`` is abandoned and the last full
+    one stands (the first always completes); a tree searched to its end stops the
+    deepening. Positions are kept in a transposition table keyed on their
+    canonical JSON (states that are not JSON are searched without it). Root
+    actions are tried in an order shuffled by ``seed`` (the previous iteration's
+    best first), so ties go by the seed.
+
+    Returns ``action``, ``actions`` (ranked), ``values`` (the best one exact, the
+    others upper bounds where alpha-beta cut them), ``value``, ``depth`` (the last
+    full iteration), ``nodes`` (positions visited, all iterations), ``solved``
+    (whether no leaf was cut by depth) and ``stopped`` ("depth", "nodes" or "solved").
+    """
+    if depth < 1 or max_nodes < 1:
+        raise ValueError(f"minimax needs depth >= 1 and max_nodes >= 1, got depth={depth}, max_nodes={max_nodes}")
+    if game.is_terminal(state):
+        raise ModelError("minimax was asked for a move in a finished game")
+    search = _AlphaBeta(game, random.Random(seed), max_nodes, leaf_playouts, max_plies)
+    mover = _player(game, state)
+    actions = _actions(game, state)
+    order = list(range(len(actions)))
+    search.rng.shuffle(order)
+    children = [game.apply_action(state, action) for action in actions]
+    search.nodes += len(children)
+    best: tuple[list[int], list[float]] | None = None
+    reached, stopped = 0, "depth"
+    for level in range(1, depth + 1):
+        search.cuts = 0
+        try:
+            values = search.root(mover, children, order, level, budget=best is not None)
+        except _OutOfNodes:
+            stopped = "nodes"
+            break
+        order = sorted(order, key=lambda i: -values[i])  # stable: ties keep the seeded order
+        best, reached = (order, values), level
+        if search.cuts == 0:
+            stopped = "solved"
+            break
+    assert best is not None
+    ranked, values = best
+    return {"action": actions[ranked[0]], "actions": [actions[i] for i in ranked],
+            "values": [values[i] + 0.0 for i in ranked], "value": values[ranked[0]] + 0.0, "depth": reached,
+            "nodes": search.nodes, "solved": stopped == "solved", "stopped": stopped}
+
+
+def _actions(game: Game, state: Any) -> list[Any]:
+    actions = list(game.legal_actions(state))
+    if not actions:
+        raise ModelError("legal_actions is empty in a state that is_terminal says is not over (a pass is an action)")
+    return actions
+
+
+def _key(state: Any) -> str | None:
+    try:
+        return json.dumps(state, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+
+
+class _AlphaBeta:
+    """One minimax call's search: fail-soft negamax alpha-beta with a transposition table."""
+
+    def __init__(self, game: Game, rng: random.Random, max_nodes: int, leaf_playouts: int, max_plies: int) -> None:
+        self.game, self.rng, self.max_nodes = game, rng, max_nodes
+        self.leaf_playouts, self.max_plies = leaf_playouts, max_plies
+        self.nodes = self.cuts = 0
+        self.budget = False
+        self.table: dict[str, tuple[int, float, int, int, bool]] = {}  # depth, value, bound, best index, cut below
+
+    def root(self, mover: int, children: list[Any], order: list[int], depth: int, budget: bool) -> list[float]:
+        """Each root child's value for ``mover`` (exact for the best, an upper bound for those cut)."""
+        self.budget = budget
+        values = [-math.inf] * len(children)
+        alpha = -math.inf
+        for index in order:
+            values[index] = self.child(mover, children[index], depth - 1, alpha, math.inf)
+            alpha = max(alpha, values[index])
+        return values
+
+    def child(self, mover: int, state: Any, depth: int, alpha: float, beta: float) -> float:
+        """The value for ``mover`` of a position reached by its move, ``depth`` plies left to search."""
+        game = self.game
+        if game.is_terminal(state):
+            return _zero_sum(_returns(game, state, cut=False), mover)
+        if depth <= 0:
+            self.cuts += 1
+            return _zero_sum(self.leaf(state), mover)
+        if _player(game, state) == mover:
+            return self.node(state, depth, alpha, beta)
+        return -self.node(state, depth, -beta, -alpha)
+
+    def node(self, state: Any, depth: int, alpha: float, beta: float) -> float:
+        """The value of a live position for its player to move."""
+        key = _key(state)
+        entry = self.table.get(key) if key is not None else None
+        hint = -1
+        if entry is not None:
+            stored_depth, value, bound, hint, cut = entry
+            if stored_depth >= depth and (bound == EXACT or (bound == LOWER and value >= beta)
+                                          or (bound == UPPER and value <= alpha)):
+                self.cuts += cut
+                return value
+        game = self.game
+        mover, actions = _player(game, state), _actions(game, state)
+        indices = list(range(len(actions)))
+        if 0 <= hint < len(actions):
+            indices.remove(hint)
+            indices.insert(0, hint)
+        cuts_before, floor = self.cuts, alpha
+        best, best_index = -math.inf, indices[0]
+        for index in indices:
+            if self.budget and self.nodes >= self.max_nodes:
+                raise _OutOfNodes
+            self.nodes += 1
+            value = self.child(mover, game.apply_action(state, actions[index]), depth - 1, alpha, beta)
+            if value > best:
+                best, best_index = value, index
+            alpha = max(alpha, value)
+            if alpha >= beta:
+                break
+        if key is not None and (key in self.table or len(self.table) < TT_ENTRIES):
+            bound = UPPER if best <= floor else (LOWER if best >= beta else EXACT)
+            self.table[key] = (depth, best, bound, best_index, self.cuts > cuts_before)
+        return best
+
+    def leaf(self, state: Any) -> tuple[float, float]:
+        if getattr(self.game, "value", None) is not None or self.leaf_playouts <= 0:
+            return _returns(self.game, state, cut=True)
+        totals = [0.0, 0.0]
+        for _ in range(self.leaf_playouts):
+            (r0, r1), _ = rollout(self.game, state, self.rng, self.max_plies)
+            totals[0] += r0
+            totals[1] += r1
+        return (totals[0] / self.leaf_playouts, totals[1] / self.leaf_playouts)
+
+
+def _zero_sum(pair: tuple[float, float], mover: int) -> float:
+    """``mover``'s share of a zero-sum projection of the returns."""
+    return (pair[mover] - pair[1 - mover]) / 2.0

@@ -9,7 +9,7 @@ through a capped writer, so a print can never be taken for an answer.
 
 Requests, one JSON object a line: ``{"op": "call", "id", "method", "args"}``,
 ``{"op": "many", "id", "calls": [[method, args], ...]}``,
-``{"op": "plan", "id", "planner": "mcts" | "playouts", "kwargs"}``. Answers:
+``{"op": "plan", "id", "planner": "mcts" | "playouts" | "minimax", "kwargs"}``. Answers:
 ``{"id", "ok": true, "value"}``, ``{"id", "ok": false, "failure"}``, or for
 ``many`` ``{"id", "results": [...]}``.
 """
@@ -23,11 +23,14 @@ import resource
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from typing import Any
 
 from harness.sandbox import planner
 from harness.sandbox.guard import Guard
 
+PLANNERS: dict[str, Callable[..., dict[str, Any]]] = {
+    "mcts": planner.mcts, "playouts": planner.playouts, "minimax": planner.minimax}
 CWM_FUNCTIONS = ("initial_state", "current_player", "legal_actions", "apply_action", "is_terminal", "returns", "value")
 TRACEBACK_CHARS = 4000
 CHECKED_PLANNER_APPLIES = 100  # the planner checks this many apply_action calls per request for mutation
@@ -101,10 +104,10 @@ class Worker:
         return self._run(lambda: function(*args))
 
     def plan(self, name: Any, kwargs: Any) -> dict[str, Any]:
-        if name not in ("mcts", "playouts") or not isinstance(kwargs, dict):
-            return _failure("crash", f"unknown planner {name!r}: mcts or playouts")
+        run = PLANNERS.get(name) if isinstance(name, str) else None
+        if run is None or not isinstance(kwargs, dict):
+            return _failure("crash", f"unknown planner {name!r}: {', '.join(PLANNERS)} (with a JSON object of arguments)")
         game: Any = _PlannerGame(self.functions, self.check_mutation)  # the CWM functions, set per instance
-        run = planner.mcts if name == "mcts" else planner.playouts
         return self._run(lambda: run(game, **kwargs))
 
     def _apply_checked(self, function: Any, args: list[Any]) -> Any:

@@ -41,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.base import AgentContext
+from agents.base import Agent, AgentContext
 from agents.spec import AgentSpecError
 from engine import make_env
 from engine.protocol.arena import PrivilegedUsage
@@ -118,6 +118,11 @@ class TournamentPlan:
     @property
     def privileged_agents(self) -> tuple[str, ...]:
         return tuple(spec for spec in self.agents if is_privileged(spec))
+
+    @property
+    def unadapted_agents(self) -> tuple[str, ...]:
+        """Adaptive agents, which play here without the game budget they would adapt within."""
+        return tuple(spec for spec in self.agents if is_adaptive(spec))
 
     @property
     def total_games(self) -> int:
@@ -270,6 +275,18 @@ def _canonical_list(specs: Sequence[str], option: str) -> list[str]:
 def is_privileged(spec: str) -> bool:
     """Whether the registry marks the agent privileged (it needs the true simulator)."""
     return parse_spec(spec)[0].privileged
+
+
+def is_adaptive(spec: str) -> bool:
+    """Whether the agent learns within a game budget (``adapt``): a model-driven agent, or a class overriding it.
+
+    A match or tournament gives no budget, so such an agent plays unadapted there.
+    """
+    entry = parse_spec(spec)[0]
+    factory = entry.factory
+    own_adapt = isinstance(factory, type) and issubclass(factory, Agent) and (
+        factory.adapt is not Agent.adapt or hasattr(factory, "adapt_async"))
+    return entry.model_driven or own_adapt
 
 
 def play_task(task: GameTask, seats: Seats | None = None) -> GameLine:

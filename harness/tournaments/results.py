@@ -19,6 +19,9 @@ from harness.tournaments.plan import GameLine, TournamentPlan
 RESULTS_SCHEMA = 1
 PRIVILEGED_MARK = "*"
 PRIVILEGED_NOTE = "privileged: simulator access to the true K"
+UNADAPTED_MARK = " (unadapted)"
+UNADAPTED_NOTE = ("(unadapted): an adaptive agent that played without its adaptation budget (a match or tournament "
+                  "gives none); `arena run` and `arena bench paper` adapt it first")
 SCOPES = (("overall", "overall"), ("a_black", "A black"), ("a_white", "A white"))
 OVERALL_COLUMNS = ("A", "B", "scope", "games", "win", "draw", "lose")
 PER_ENV_COLUMNS = ("env", "A", "B", "games", "win", "draw", "lose", "A black (W-D-L)", "A white (W-D-L)")
@@ -65,6 +68,8 @@ class ResultRow(BaseModel):
     agent_b: str
     a_privileged: bool
     b_privileged: bool
+    a_unadapted: bool = False
+    b_unadapted: bool = False
     env_id: int | None
     env_name: str
     overall: Rates
@@ -83,6 +88,7 @@ class TournamentResults(BaseModel):
     env_ids: tuple[int, ...]
     agents: tuple[str, ...]
     privileged_agents: tuple[str, ...]
+    unadapted_agents: tuple[str, ...] = ()
     total_games: int
     per_env: tuple[ResultRow, ...]
     over_envs: tuple[ResultRow, ...]
@@ -100,11 +106,12 @@ def summarise(plan: TournamentPlan, lines: Iterable[GameLine]) -> TournamentResu
     expected = {(t.env_id, t.pairing_index, t.game_index) for t in plan.tasks()}
     if set(games) != expected:
         raise ValueError(f"summarise: {len(games)} distinct games given, the plan has {len(expected)}")
-    privileged = set(plan.privileged_agents)
+    privileged, unadapted = set(plan.privileged_agents), set(plan.unadapted_agents)
     per_env: list[ResultRow] = []
     over_envs: list[ResultRow] = []
     for index, pairing in enumerate(plan.pairings):
-        flags = {"a_privileged": pairing.a in privileged, "b_privileged": pairing.b in privileged}
+        flags = {"a_privileged": pairing.a in privileged, "b_privileged": pairing.b in privileged,
+                 "a_unadapted": pairing.a in unadapted, "b_unadapted": pairing.b in unadapted}
         scoped_all: dict[str, list[int]] = {scope: [] for scope, _ in SCOPES}
         for env_id in plan.env_ids:
             played = [games[(env_id, index, game)] for game in range(plan.games)]
@@ -117,9 +124,10 @@ def summarise(plan: TournamentPlan, lines: Iterable[GameLine]) -> TournamentResu
     per_env.sort(key=lambda row: order[row.env_id])  # type: ignore[index]
     return TournamentResults(
         seed=plan.seed, games_per_pairing_and_env=plan.games, env_ids=plan.env_ids, agents=plan.agents,
-        privileged_agents=plan.privileged_agents, total_games=plan.total_games,
+        privileged_agents=plan.privileged_agents, unadapted_agents=plan.unadapted_agents, total_games=plan.total_games,
         per_env=tuple(per_env), over_envs=tuple(over_envs),
         notes=(*((f"{PRIVILEGED_MARK} {PRIVILEGED_NOTE}",) if privileged else ()),
+               *((UNADAPTED_NOTE,) if unadapted else ()),
                *(() if plan.referee else (UNENFORCED_NOTE,))),
         enforced=plan.referee,
     )
@@ -145,9 +153,9 @@ def _envs_label(env_ids: Sequence[int]) -> str:
     return f"all {len(env_ids)} envs"
 
 
-def agent_label(spec: str, privileged: bool) -> str:
-    """The spec, with ``*`` when the agent is privileged."""
-    return spec + PRIVILEGED_MARK if privileged else spec
+def agent_label(spec: str, privileged: bool, unadapted: bool = False) -> str:
+    """The spec, with ``*`` when the agent is privileged and `` (unadapted)`` when it is adaptive but was not adapted."""
+    return spec + (PRIVILEGED_MARK if privileged else "") + (UNADAPTED_MARK if unadapted else "")
 
 
 def rate_cell(rates: Rates, outcome: str) -> str:
@@ -166,7 +174,8 @@ def overall_rows(results: TournamentResults) -> list[list[str]]:
     """Rows of the over-all-environments table (:data:`OVERALL_COLUMNS`): three scopes per pairing."""
     rows = []
     for row in results.over_envs:
-        a, b = agent_label(row.agent_a, row.a_privileged), agent_label(row.agent_b, row.b_privileged)
+        a = agent_label(row.agent_a, row.a_privileged, row.a_unadapted)
+        b = agent_label(row.agent_b, row.b_privileged, row.b_unadapted)
         for scope, label in SCOPES:
             rates: Rates = getattr(row, scope)
             rows.append([a, b, label, str(rates.games), *(rate_cell(rates, o) for o in OUTCOMES)])
@@ -176,7 +185,8 @@ def overall_rows(results: TournamentResults) -> list[list[str]]:
 def per_env_rows(results: TournamentResults) -> list[list[str]]:
     """Rows of the per-environment table (:data:`PER_ENV_COLUMNS`): one per pairing and environment."""
     return [
-        [str(row.env_id), agent_label(row.agent_a, row.a_privileged), agent_label(row.agent_b, row.b_privileged),
+        [str(row.env_id), agent_label(row.agent_a, row.a_privileged, row.a_unadapted),
+         agent_label(row.agent_b, row.b_privileged, row.b_unadapted),
          str(row.overall.games), *(rate_cell(row.overall, o) for o in OUTCOMES),
          colour_cell(row.a_black), colour_cell(row.a_white)]
         for row in results.per_env

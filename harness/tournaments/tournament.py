@@ -25,13 +25,14 @@ import multiprocessing.util
 import os
 import re
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.records.interrupts import StopRequest
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.referee.seats import Seats
@@ -49,6 +50,7 @@ from harness.tournaments.plan import (
     play_task,
 )
 from harness.tournaments.results import TournamentResults, results_markdown, summarise
+from harness.tournaments.resume import CallsSoFar, RunInterrupted, keep_calls_of, read_manifest, recorded_games
 
 REFEREE_MODE = ("process: K, the game loop, the rewards and privileged agents in the tournament workers; every other "
                 "agent built and asked for its moves in a player process given only the rules, its spec and its seed")
@@ -58,32 +60,39 @@ AHEAD = 4  # tasks queued per worker: enough to keep it busy, few to cancel when
 SPIN_S = 0.002
 
 
-def play_games(plan: TournamentPlan, jobs: int, seats: Seats | None = None) -> Iterator[GameLine]:
-    """Every game of the plan, in finishing order; ``jobs`` worker processes (1: in this process).
+def play_games(plan: TournamentPlan, jobs: int, seats: Seats | None = None, *,
+               tasks: Sequence[GameTask] | None = None, stop: StopRequest | None = None) -> Iterator[GameLine]:
+    """Every game of the plan (or just ``tasks``), in finishing order; ``jobs`` worker processes (1: in this process).
 
     Under the referee each worker keeps its own two player processes (one per
     side) for all its games; with ``jobs`` 1 the games use ``seats`` (their
-    processes are started here if not given, and closed at the end).
+    processes are started here if not given, and closed at the end). Once
+    ``stop`` is requested no new game starts; those playing finish and are yielded.
     """
-    tasks = list(plan.tasks())
-    jobs = max(1, min(jobs, len(tasks)))
+    todo = list(plan.tasks()) if tasks is None else list(tasks)
+    if not todo:
+        return
+    jobs = max(1, min(jobs, len(todo)))
     if jobs == 1:
         with contextlib.ExitStack() as stack:
             if seats is None:
                 seats = stack.enter_context(Seats(spin_s(1)))
-            for task in tasks:
+            for task in todo:
+                if stop is not None and stop.requested:
+                    return
                 yield play_task(task, seats)
         return
     players = plan.referee and len(plan.privileged_agents) < len(plan.agents)
-    yield from _pooled(tasks, jobs, players)
+    yield from _pooled(todo, jobs, players, stop)
 
 
-def _pooled(tasks: list[GameTask], jobs: int, players: bool) -> Iterator[GameLine]:
+def _pooled(tasks: list[GameTask], jobs: int, players: bool, stop: StopRequest | None = None) -> Iterator[GameLine]:
     """The tasks over ``jobs`` spawned workers, a few at a time each; a failed game stops the run.
 
-    After a failure the games already playing finish and are yielded (so they are
-    recorded), then the first failure is raised; a worker that dies is a GameFailed
-    naming its game.
+    After a failure (or once ``stop`` is requested) the games already playing
+    finish and are yielded (so they are recorded), then the first failure is
+    raised; a worker that dies is a GameFailed naming its game. A KeyboardInterrupt
+    (a second Ctrl-C) ends the workers at once.
 
     Workers are ``concurrent.futures`` processes, which (unlike a ``multiprocessing.Pool``'s
     daemonic workers) may start the player processes of their seats.
@@ -95,11 +104,16 @@ def _pooled(tasks: list[GameTask], jobs: int, players: bool) -> Iterator[GameLin
     waiting = iter(tasks)
     running: dict[Future[GameLine], GameTask] = {}
     failure: GameFailed | None = None
+    stopping = False
     try:
         for task in itertools.islice(waiting, AHEAD * jobs):
             running[executor.submit(_play_in_worker, task)] = task
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
+            if not stopping and (failure is not None or (stop is not None and stop.requested)):
+                stopping = True  # games not started are cancelled, those playing still finish
+                for queued in running:
+                    queued.cancel()
             for future in done:
                 task = running.pop(future)
                 if future.cancelled():
@@ -107,19 +121,36 @@ def _pooled(tasks: list[GameTask], jobs: int, players: bool) -> Iterator[GameLin
                 try:
                     line = _result(future, task)
                 except GameFailed as error:
-                    if failure is None:  # stop: games not started are cancelled, those playing still finish
+                    if failure is None:
                         failure = error
                         for queued in running:
                             queued.cancel()
                     continue
                 yield line
-                if failure is None:
+                if failure is None and not (stop is not None and stop.requested):
                     for following in itertools.islice(waiting, 1):
                         running[executor.submit(_play_in_worker, following)] = following
+            running = {future: task for future, task in running.items() if not future.cancelled()}
+    except BaseException:
+        end_workers(executor)
+        raise
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
     if failure is not None:
         raise failure
+
+
+def end_workers(executor: ProcessPoolExecutor) -> None:
+    """End the pool's workers now, with the player (or agent) processes they started: each worker leads its own
+    process group (:func:`_ignore_interrupts`), which is killed whole, so no child is left reading a closed pipe."""
+    processes = getattr(executor, "_processes", None) or {}
+    for process in list(processes.values()):
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            if os.getpgid(process.pid) == process.pid:
+                os.killpg(process.pid, signal.SIGKILL)
+            else:  # killed before its initializer ran: it has no children yet
+                process.terminate()
+    executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _result(future: Future[GameLine], task: GameTask) -> GameLine:
@@ -160,8 +191,10 @@ def _play_in_worker(task: GameTask) -> GameLine:
 
 
 def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the parent, which stops the pool."""
+    """Workers leave Ctrl-C to the parent, which stops the pool; each leads a process group of its own children."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
 
 
 def default_jobs() -> int:
@@ -186,19 +219,24 @@ def check_run_dir(path: Path) -> None:
 
 def run_tournament(
     plan: TournamentPlan, run_dir: Path, jobs: int | None = None, *, command: str = "", kind: str = "tournament",
-    on_game: Callable[[GameLine], None] | None = None,
+    on_game: Callable[[GameLine], None] | None = None, resume: bool = False, stop: StopRequest | None = None,
+    settings: dict[str, object] | None = None,
 ) -> TournamentResults:
     """Play the plan, recording everything under ``run_dir``; returns the summary (also written there).
 
     With ``jobs`` > 1 the games run in that many spawned worker processes (at
     most one per game), so a script calling this needs the usual
     ``if __name__ == "__main__":`` guard. ``on_game`` is called in this process
-    after each game is written.
+    after each game is written; ``settings`` (the command's flags) go into the manifest. ``resume``: ``run_dir`` holds this plan's run
+    (:mod:`harness.tournaments.resume`); only the games not on record are played.
+    Once ``stop`` is requested no new game starts; when games are left unplayed
+    the run is marked interrupted and :class:`RunInterrupted` is raised.
     """
     jobs = default_jobs() if jobs is None else jobs
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise TournamentError(f"jobs={jobs!r}: give 1 or more worker processes")
-    check_run_dir(run_dir)
+    if not resume:
+        check_run_dir(run_dir)
     with Seats(spin_s(1)) as seats:
         if plan.referee and len(plan.privileged_agents) < len(plan.agents):
             if jobs == 1:
@@ -207,31 +245,46 @@ def run_tournament(
             if jobs > 1:
                 seats.close()  # the workers have their own
         with writer_lock(run_dir):  # one writer per run directory: a second command fails at once, naming the holder
-            return _record(plan, run_dir, jobs, seats, command, kind, on_game)
+            return _record(plan, run_dir, jobs, seats, command, kind, on_game, resume, stop, settings)
 
 
 def _record(plan: TournamentPlan, run_dir: Path, jobs: int, seats: Seats, command: str, kind: str,
-            on_game: Callable[[GameLine], None] | None) -> TournamentResults:
+            on_game: Callable[[GameLine], None] | None, resume: bool = False,
+            stop: StopRequest | None = None, settings: dict[str, object] | None = None) -> TournamentResults:
     run_dir.mkdir(parents=True, exist_ok=True)
-    manifest = _manifest(plan, run_dir, jobs, command, kind)
+    lines: list[GameLine] = recorded_games(run_dir, plan) if resume else []
+    so_far = keep_calls_of(run_dir, lines, CALLS_FILE) if resume else CallsSoFar()
+    manifest = _manifest(plan, run_dir, jobs, command, kind) | ({"settings": settings} if settings else {})
+    if resume:
+        manifest = read_manifest(run_dir, kind)
+        earlier: Any = manifest.get("resumes") or []
+        manifest["resumes"] = [*earlier, {"at": _now(), "games_on_record": len(lines),
+                                                              "command": command, "jobs": jobs}]
+        manifest["status"] = "running"
     _write_json(run_dir / "manifest.json", manifest)
-    lines: list[GameLine] = []
-    calls = CallsLog(run_dir / CALLS_FILE)
+    done = {(line.env_id, line.pairing, line.game) for line in lines}
+    todo = [task for task in plan.tasks() if (task.env_id, task.pairing_index, task.game_index) not in done]
+    calls = CallsLog(run_dir / CALLS_FILE, so_far)
     try:
         with (run_dir / "games.jsonl").open("a", encoding="utf-8") as games_file:
-            for line in play_games(plan, jobs, seats):
+            for line in play_games(plan, jobs, seats, tasks=todo, stop=stop):
                 calls.write(line)  # a game's model calls before the game
                 games_file.write(line.model_dump_json() + "\n")
                 games_file.flush()
                 lines.append(line)
                 if on_game is not None:
                     on_game(line)
+        if len(lines) < plan.total_games:
+            raise RunInterrupted(len(lines), plan.total_games, forced=False)
         results = summarise(plan, lines)
         (run_dir / "results.json").write_text(results.model_dump_json(indent=2) + "\n", encoding="utf-8")
         (run_dir / "results.md").write_text(results_markdown(results) + calls.summary(), encoding="utf-8")
     except BaseException as error:
-        status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+        interrupted = isinstance(error, KeyboardInterrupt | RunInterrupted)
+        status = "interrupted" if interrupted else "failed"
         _finish(run_dir, manifest, status, len(lines), f"{type(error).__name__}: {error}")
+        if isinstance(error, KeyboardInterrupt):
+            raise RunInterrupted(len(lines), plan.total_games, forced=True) from None
         raise
     finally:
         calls.close()
@@ -249,12 +302,13 @@ class CallsLog:
     is created with the first call, so runs without model agents have none.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, so_far: CallsSoFar | None = None) -> None:
         self.path = path
         self._file: Any = None
-        self.written = 0
-        self.tokens_in = self.tokens_out = 0
-        self.cost_usd = 0.0
+        so_far = so_far or CallsSoFar()  # a resumed run goes on counting from the calls on record
+        self.written = so_far.written
+        self.tokens_in, self.tokens_out = so_far.tokens_in, so_far.tokens_out
+        self.cost_usd = so_far.cost_usd
 
     def write(self, line: GameLine) -> None:
         for call in line.calls:
@@ -319,6 +373,7 @@ def _plugin_origins(plan: TournamentPlan) -> dict[str, str]:
 
 def _finish(run_dir: Path, manifest: dict[str, object], status: str, games: int, error: str | None = None) -> None:
     manifest |= {"status": status, "finished_at": _now(), "games_played": games}
+    manifest.pop("error", None)  # an earlier interruption's, on a resumed run
     if error is not None:
         manifest["error"] = error
     _write_json(run_dir / "manifest.json", manifest)

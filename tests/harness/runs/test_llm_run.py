@@ -43,7 +43,8 @@ def test_200_game_run_end_to_end(tmp_path, monkeypatch):
     assert metrics["adapt_games"] == 200 and metrics["evaluation"]["random"]["games"] == 2
     assert [b["checkpoint"] for b in metrics["beliefs"]] == [10, 200]
     assert metrics["belief_failures"] == 2  # first-legal never answers with a belief: counted, not fatal
-    assert metrics["failed_attempts"] == 0 and metrics["tokens_in"] > 0
+    assert metrics["failed_attempts"] == 2 and metrics["call_failures"] == {"belief_error": 2}  # every failed call counts
+    assert metrics["tokens_in"] > 0
     assert (run_dir / "report.md").read_text().startswith("# llm-policy")
     assert reader.manifest().config["budget"] == 200 and reader.manifest().template_hashes
     assert_replays_and_reruns(run_dir, tmp_path, monkeypatch, 202)
@@ -60,7 +61,7 @@ def test_flaky_model_completes_with_failures_classified(tmp_path):
     failed = [c for c in calls if c.game_index is not None and c.verdict != "legal"]
     assert failed and all(c.failure_kind for c in failed)
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    assert metrics["failed_attempts"] == len(failed)
+    assert metrics["failed_attempts"] == len([c for c in calls if c.failure_kind])  # moves' and the beliefs' failures
     assert sum(v for k, v in metrics["failures"].items() if k not in ("forfeits", "fallbacks")) == len(failed)
 
 

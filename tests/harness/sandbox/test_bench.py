@@ -10,15 +10,18 @@ from harness.cli.bench_sandbox import sandbox_table
 
 def test_bench_reports_every_figure(sandbox_ready):
     steps: list[str] = []
-    result = bench_sandbox(calls=20, batch=10, simulations=5, moves=2, playouts=2, progress=steps.append)
+    result = bench_sandbox(calls=20, batch=10, simulations=5, moves=2, playouts=2, minimax_depth=1,
+                           progress=steps.append)
     assert isinstance(result, SandboxBench) and result.sandboxed and result.failures == {}
     assert (result.single_calls.count, result.batched_calls.count, result.batch) == (20, 20, 10)
     assert result.mcts_sandbox.count == result.mcts_engine.count == 2 and result.simulations == 5
     assert result.playouts_sandbox.count == result.playouts_engine.count == 2
     assert min(result.mcts_ratio, result.playout_ratio, result.single_calls.per_second) > 0
-    assert len(steps) == 7 and steps[0] == "starting the worker"
+    assert result.minimax_sandbox.count == 2 and result.minimax_depth == 1
+    assert len(steps) == 8 and steps[0] == "starting the worker" and "minimax depth 1 in the sandbox" in steps
     console = Console(record=True, width=200)
     console.print(sandbox_table(result))
     text = console.export_text()
-    for expected in ("legal_actions, 10 per message", "MCTS-5 moves", "engine/sandbox", ">= 10,000/s", "bubblewrap"):
+    for expected in ("legal_actions, 10 per message", "MCTS-5 moves", "minimax depth 1 moves", "engine/sandbox",
+                     ">= 10,000/s", "bubblewrap"):
         assert expected in text

@@ -1,0 +1,147 @@
+"""Ctrl-C on ``arena tournament``/``arena match`` through real processes, then ``--resume``.
+
+A tournament is interrupted once a given number of games are recorded (the test
+waits on games.jsonl, no sleeps): it exits with 130 within a hang guard, its last
+line is the command that continues it, and that command completes a run whose
+games and results equal an uninterrupted run with the same seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.records.interrupts import INTERRUPTED_EXIT_CODE
+from harness.tournaments.plan import Pairing, make_plan
+from harness.tournaments.resume import plan_of, recorded_games
+from harness.tournaments.tournament import run_tournament
+
+REPO = Path(__file__).resolve().parents[3]
+HANG_GUARD_S = 120.0
+AGENTS = ("random", "greedy", "corner")
+ENV, GAMES, SEED = 5, 12, 7  # env 5 is the smallest board (6x8): 3 pairings x 12 games = 36 quick games
+
+
+def arena(*args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.Popen([sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+class StderrWatch:
+    """Reads a process's stderr in a thread; :meth:`wait_for` blocks until a line holds a text."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._seen = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
+        self._thread.start()
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            with self._seen:
+                self.lines.append(line.rstrip("\n"))
+                self._seen.notify_all()
+
+    def wait_for(self, text: str, timeout: float = HANG_GUARD_S) -> None:
+        with self._seen:
+            if not self._seen.wait_for(lambda: any(text in line for line in self.lines), timeout):
+                pytest.fail(f"no stderr line with {text!r} within {timeout} s: {self.lines[-10:]}")
+
+    def finish(self) -> list[str]:
+        self._thread.join(HANG_GUARD_S)
+        return [line for line in self.lines if line.strip()]
+
+
+def wait_for_file(path: Path, lines: int, process: subprocess.Popen[str]) -> None:
+    """Block until ``path`` has ``lines`` whole lines (polling on the process's own exit, 5 ms at a time)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= lines:
+            return
+        if process.poll() is not None:
+            pytest.fail(f"the run ended before the interrupt point (exit {process.returncode})")
+        try:
+            process.wait(timeout=0.005)
+        except subprocess.TimeoutExpired:
+            pass
+    pytest.fail(f"{path} did not reach {lines} lines in time")
+
+
+def games_of(run_dir: Path) -> list[tuple[object, ...]]:
+    """Every game's identity, seed, moves and rewards, in plan order (the finishing order may differ)."""
+    lines = [json.loads(text) for text in (run_dir / "games.jsonl").read_text().splitlines() if text.strip()]
+    return sorted((g["env_id"], g["pairing"], g["game"], g["game_seed"], tuple(g["moves"]), tuple(g["rewards"]))
+                  for g in lines)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same tournament, played through without a stop (in this process: the reference)."""
+    run_dir = tmp_path_factory.mktemp("whole") / "run"
+    pairings = [Pairing(a, b) for i, a in enumerate(AGENTS) for b in AGENTS[i + 1:]]
+    run_tournament(make_plan(pairings, [ENV], GAMES, SEED), run_dir, 1)
+    return run_dir
+
+
+def tournament_args(out: Path, jobs: int) -> list[str]:
+    return ["tournament", *(word for agent in AGENTS for word in ("--agents", agent)), "--envs", str(ENV),
+            "--games", str(GAMES), "--seed", str(SEED), "--jobs", str(jobs), "--out", str(out)]
+
+
+@pytest.mark.parametrize("jobs, cut, signum", [(1, 3, signal.SIGINT), (2, 17, signal.SIGTERM)])
+def test_a_stopped_tournament_says_how_to_continue_and_resumes_to_the_uninterrupted_run(
+        tmp_path, uninterrupted, jobs, cut, signum):
+    run_dir = tmp_path / "run"
+    process = arena(*tournament_args(run_dir, jobs))
+    watch = StderrWatch(process)
+    wait_for_file(run_dir / "games.jsonl", cut, process)
+    process.send_signal(signum)
+    process.wait(timeout=HANG_GUARD_S)
+    stderr = watch.finish()
+    assert process.returncode == INTERRUPTED_EXIT_CODE, stderr
+    assert stderr[-1] == f"continue with: arena tournament --resume {run_dir}", stderr
+    kept = len(recorded_games(run_dir, plan_of(json.loads((run_dir / "manifest.json").read_text()))))
+    assert cut <= kept < 3 * GAMES, "the stop must land in the middle of the run"
+    assert any(f"interrupted: {kept} of {3 * GAMES} games recorded" in line for line in stderr), stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and manifest["games_played"] == kept
+    assert not (run_dir / "results.json").exists()
+
+    resumed = arena(*stderr[-1].removeprefix("continue with: arena ").split())
+    stdout, resumed_err = resumed.communicate(timeout=HANG_GUARD_S)
+    assert resumed.returncode == 0, resumed_err[-2000:]
+    assert games_of(run_dir) == games_of(uninterrupted)  # each game once, the same games
+    assert json.loads((run_dir / "results.json").read_text()) == json.loads((uninterrupted / "results.json").read_text())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["resumes"][0]["games_on_record"] == kept
+    assert "random" in stdout and "greedy" in stdout
+
+
+def test_a_second_ctrl_c_stops_at_once_and_the_directory_still_resumes(tmp_path):
+    """Slow games (MCTS with many simulations): the first Ctrl-C waits for them, the second ends them."""
+    run_dir = tmp_path / "run"
+    process = arena("match", "mcts:n=4000", "greedy", "--env", str(ENV), "--games", "4", "--jobs", "2",
+                    "--out", str(run_dir))
+    watch = StderrWatch(process)
+    wait_for_file(run_dir / "manifest.json", 1, process)
+    process.send_signal(signal.SIGINT)
+    watch.wait_for("stopping (SIGINT)")
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=HANG_GUARD_S)
+    stderr = watch.finish()
+    assert process.returncode == INTERRUPTED_EXIT_CODE, stderr
+    assert any("stopping now" in line for line in stderr), stderr
+    assert stderr[-1] == f"continue with: arena match --resume {run_dir}", stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert len(recorded_games(run_dir, plan_of(manifest))) < 4  # what is on record reads back as games of the plan

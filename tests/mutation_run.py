@@ -1,0 +1,259 @@
+"""`make mutation`: mutmut on the critical modules, one group of modules at a time (docs/testing.md).
+
+Each group names the modules it mutates, the tests that may kill their mutants (mutmut runs, for
+each mutant, only those of them that called the mutated function: it records which tests reach
+which function in one instrumented run first) and whether numba's JIT is off. A group runs in its
+own process (the JIT switch is read once, at numba's import) in a fresh `mutants/` copy of the
+tree; its results are kept in `.mutation/<group>.json` and the table of all kept groups is printed
+at the end.
+
+mutmut leaves decorated functions alone. With the JIT off `njit` returns the function itself, so
+in the groups that switch it off (`jit_off`) functions decorated only with `njit` are mutated
+too; with the JIT on they cannot be (a trampoline does not compile), so those groups skip them.
+
+Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--summary | --show]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+RESULTS_DIR = Path(".mutation")
+
+
+@dataclass(frozen=True)
+class Group:
+    """Modules mutated together, the tests that may kill their mutants and the JIT switch."""
+
+    name: str
+    modules: tuple[str, ...]
+    tests: tuple[str, ...]
+    jit_off: bool = False
+
+
+# The hand-computed engine tests (positions, passes, word boundaries, replay), not the perft or the
+# reference comparison: with the JIT off and a trampoline on every kernel call those take many minutes.
+ENGINE_TESTS = (
+    "tests/engine/test_kernel_edges.py",
+    "tests/engine/test_rules.py",
+    "tests/engine/test_playout_passes.py",
+    "tests/engine/test_replay.py",
+)
+
+# The model layer's unit tests; not the stub-server fault runs (test_stub_faults.py: whole runs, 33 s of the
+# 45 s each classification mutant would otherwise cost when it survives).
+MODEL_TESTS = (
+    "tests/harness/models/test_errors.py",
+    "tests/harness/models/test_errors_mutants.py",
+    "tests/harness/models/test_fail_fast.py",
+    "tests/harness/models/test_model_client.py",
+    "tests/harness/models/test_model_options.py",
+    "tests/harness/models/test_mock_model.py",
+)
+
+GROUPS: tuple[Group, ...] = (
+    Group(
+        "interval_belief",
+        ("agents/interval_belief.py",),
+        ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
+    ),
+    Group("rules", ("engine/rules.py", "engine/condition.py"), ENGINE_TESTS),
+    Group("kernels", ("engine/kernels.py",), ENGINE_TESTS, jit_off=True),
+    Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", *ENGINE_TESTS), jit_off=True),
+    Group("play", ("harness/play/game.py", "harness/play/grants.py", "harness/play/decisions.py"), ("tests/harness/play",)),
+    Group("records", ("harness/records/*.py",), ("tests/harness/records",)),
+    Group(
+        "replay",
+        ("harness/runs/replay.py", "harness/runs/rerun.py"),
+        (
+            "tests/harness/runs/test_replay_records.py",
+            "tests/harness/runs/test_replay_run.py",
+            "tests/harness/runs/test_commitment_run.py",
+        ),
+    ),
+    Group(
+        "moves",
+        ("harness/prompting/moves.py",),
+        (
+            "tests/harness/prompting/test_moves.py",
+            "tests/harness/prompting/test_parse_spans.py",
+            "tests/harness/prompting/test_moves_call_failures.py",
+        ),
+    ),
+    Group("errors", ("harness/models/errors.py",), MODEL_TESTS),
+    Group("client", ("harness/models/client.py",), MODEL_TESTS),
+    Group(
+        "search",
+        ("agents/search/*.py",),
+        (
+            "tests/agents/test_minimax.py",
+            "tests/agents/test_endgame.py",
+            "tests/agents/test_mcts.py",
+            "tests/agents/test_search_features.py",
+            "tests/agents/test_adaptive_minimax.py",
+        ),
+    ),
+)
+GROUP_BY_NAME = {group.name: group for group in GROUPS}
+KILLED = {"killed", "caught by type check"}
+
+
+def _is_njit(decorator: object) -> bool:
+    import libcst as cst
+
+    if isinstance(decorator, cst.Call):
+        decorator = decorator.func
+    return isinstance(decorator, cst.Name) and decorator.value == "njit"
+
+
+def _let_mutmut_mutate_njit_functions() -> None:
+    """With the JIT off, functions decorated only with `njit` are plain Python: mutate them."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+    from mutmut.mutation.file_mutation import MutationVisitor
+
+    skip = MutationVisitor._skip_node_and_children
+
+    def skip_unless_njit(self: MutationVisitor, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.FunctionDef) and node.decorators and all(_is_njit(d.decorator) for d in node.decorators):
+            position = self.get_metadata(PositionProvider, node, None)
+            if position is None or position.start.line not in self._ignored_node_lines:
+                return False
+        return skip(self, node)
+
+    MutationVisitor._skip_node_and_children = skip_unless_njit  # type: ignore[method-assign]
+
+
+def show_survivors(group: Group) -> None:
+    """Print the diff of every mutant that survived in the group's kept report (mutants regenerated in memory)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    if group.jit_off:
+        _let_mutmut_mutate_njit_functions()
+    survivors = json.loads((RESULTS_DIR / f"{group.name}.json").read_text())["survivors"]
+    sources: dict[str, str] = {}
+    for survivor in survivors:
+        module = survivor["mutant"].split(".x")[0]
+        path = module.replace(".", "/") + ".py"
+        if path not in sources:
+            sources[path] = mutate_file_contents(path, Path(path).read_text()).code
+        print(f"# {survivor['mutant']}: {survivor['status']}")
+        print(get_diff_for_mutant(survivor["mutant"], source=sources[path], path=path))
+
+
+def run_group(group: Group, max_children: int) -> None:
+    """Run mutmut on one group in this process (the JIT switch must already be in the environment)."""
+    from mutmut import __main__ as mutmut_main
+    from mutmut.configuration import config
+
+    cfg = config()
+    cfg.only_mutate = list(group.modules)
+    cfg.pytest_add_cli_args_test_selection = list(group.tests)
+    if group.jit_off:
+        _let_mutmut_mutate_njit_functions()
+    try:
+        mutmut_main._run([], max_children)
+    except SystemExit as stop:
+        if stop.code not in (0, None):
+            raise
+    mutmut_main.export_cicd_stats.callback()  # type: ignore[misc]
+    survivors = []
+    for path in mutmut_main.walk_mutatable_files():
+        data = mutmut_main.SourceFileMutationData(path=path)
+        data.load()
+        for key, code in data.exit_code_by_key.items():
+            status = mutmut_main.status_by_exit_code[code]
+            survivors += [] if status in KILLED else [{"mutant": key, "status": status}]
+    by_module: dict[str, dict[str, int]] = {}
+    for path in mutmut_main.walk_mutatable_files():
+        data = mutmut_main.SourceFileMutationData(path=path)
+        data.load()
+        counts = by_module.setdefault(str(path), {})
+        for code in data.exit_code_by_key.values():
+            status = mutmut_main.status_by_exit_code[code]
+            counts[status] = counts.get(status, 0) + 1
+    report = {"group": group.name, "by_module": by_module, "survivors": survivors}
+    Path(os.environ["MUTATION_REPORT"]).write_text(json.dumps(report, indent=1) + "\n")
+
+
+def spawn_group(group: Group, max_children: int) -> int:
+    """One group in a fresh process and a fresh `mutants/` copy; its report lands in .mutation/."""
+    shutil.rmtree("mutants", ignore_errors=True)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    report = RESULTS_DIR / f"{group.name}.json"
+    env = dict(os.environ, MUTATION_REPORT=str(report.resolve()))
+    if group.jit_off:
+        env["NUMBA_DISABLE_JIT"] = "1"
+    else:
+        env.pop("NUMBA_DISABLE_JIT", None)
+    started = time.monotonic()
+    code = subprocess.call([sys.executable, __file__, "--in-process", group.name, "--max-children", str(max_children)], env=env)
+    seconds = time.monotonic() - started
+    if report.exists():
+        data = json.loads(report.read_text())
+        data["seconds"] = round(seconds)
+        report.write_text(json.dumps(data, indent=1) + "\n")
+    shutil.rmtree("mutants", ignore_errors=True)
+    return code
+
+
+def summary() -> float:
+    """Print the kill rate per module of every kept group; return the overall rate."""
+    killed_all = total_all = 0
+    print(f"{'module':40} {'mutants':>7} {'killed':>6} {'survived':>8} {'no tests':>8} {'timeout':>7} {'rate':>6}")
+    for report in sorted(RESULTS_DIR.glob("*.json")):
+        data = json.loads(report.read_text())
+        for module, counts in sorted(data["by_module"].items()):
+            total = sum(counts.values())
+            killed = sum(counts.get(status, 0) for status in KILLED)
+            if not total:
+                continue
+            killed_all, total_all = killed_all + killed, total_all + total
+            print(
+                f"{module:40} {total:7} {killed:6} {counts.get('survived', 0):8} {counts.get('no tests', 0):8}"
+                f" {counts.get('timeout', 0):7} {100 * killed / total:5.1f}%"
+            )
+        print(f"  group {data['group']}: {data.get('seconds', '?')} s")
+    rate = 100 * killed_all / total_all if total_all else 0.0
+    print(f"{'all':40} {total_all:7} {killed_all:6} {'':8} {'':8} {'':7} {rate:5.1f}%")
+    return rate
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("groups", nargs="*", help=f"groups to run (default all): {', '.join(GROUP_BY_NAME)}")
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--summary", action="store_true", help="only print the table of the kept results")
+    parser.add_argument("--show", action="store_true", help="print the diffs of the kept survivors of the groups named")
+    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    unknown = [name for name in args.groups if name not in GROUP_BY_NAME]
+    if unknown:
+        print(f"unknown mutation group {unknown[0]!r}; choose from {', '.join(GROUP_BY_NAME)}", file=sys.stderr)
+        return 2
+    if args.show:
+        for name in args.groups:
+            show_survivors(GROUP_BY_NAME[name])
+        return 0
+    if args.in_process:
+        run_group(GROUP_BY_NAME[args.groups[0]], args.max_children)
+        return 0
+    chosen = [] if args.summary else args.groups or list(GROUP_BY_NAME)
+    failed = [name for name in chosen if spawn_group(GROUP_BY_NAME[name], args.max_children)]
+    summary()
+    if failed:
+        print(f"mutmut failed on: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -91,6 +91,11 @@ def run(
                                                                        "(evaluation games)."),
     cwm_adapt_simulations: int = typer.Option(50, "--cwm-adapt-simulations", help="cwm: MCTS simulations per move in its "
                                                                                   "self-play games after exploration."),
+    cwm_planner: str = typer.Option("mcts", "--cwm-planner", help="cwm: search on the program: mcts or minimax "
+                                                                  "(iterative-deepening alpha-beta)."),
+    cwm_depth: int = typer.Option(4, "--cwm-depth", help="cwm: minimax's deepest iteration (plies)."),
+    cwm_reject: int = typer.Option(3, "--cwm-reject", help="cwm: the best distinct programs of a refinement episode that "
+                                                           "play each other, clear losers discarded (0: no rejection)."),
     cwm_heldout: int = typer.Option(10_000, "--cwm-heldout", help="cwm: random-play transitions of the true engine "
                                                                   "in the held-out tests."),
     unsandboxed: bool = typer.Option(False, "--unsandboxed", help="cwm: run generated code without bubblewrap (rlimits "
@@ -126,7 +131,7 @@ def run(
                 endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
                 referee=not in_process, cwm_mode=cwm_mode, cwm_explore=cwm_explore, cwm_calls=cwm_calls,
                 cwm_simulations=cwm_simulations, cwm_adapt_simulations=cwm_adapt_simulations, cwm_random=cwm_random,
-                cwm_heldout=cwm_heldout, unsandboxed=unsandboxed,
+                cwm_heldout=cwm_heldout, cwm_planner=cwm_planner, cwm_depth=cwm_depth, cwm_reject=cwm_reject, unsandboxed=unsandboxed,
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None

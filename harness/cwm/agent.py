@@ -13,9 +13,15 @@
 2. *Synthesize and refine* (:class:`~harness.cwm.refine.Synthesizer`): a program
    from ``cwm_synthesize.j2``, refined (``conversation`` or ``tree`` mode) against
    the unit tests of the shown games (:mod:`harness.cwm.tests_from_games`) until
-   it passes them all or the episode's calls are spent; the best is kept.
-3. *Play* the rest of the budget by self-play with MCTS on the program, inside
-   the sandbox (``worker.plan``). Every move is still verified by the true engine:
+   it passes them all or the episode's calls are spent; the best is kept. When
+   several distinct programs of the episode share the best score, up to
+   ``reject_candidates`` of them play each other in the sandbox, each program in
+   turn the host (:mod:`harness.cwm.rejection`, the seed paper's bad-sample
+   rejection); clear losers are discarded and the kept one with the best mean
+   payoff is used.
+3. *Play* the rest of the budget by self-play with MCTS (``planner="mcts"``) or
+   iterative-deepening alpha-beta (``"minimax"``) on the program, inside the
+   sandbox (``worker.plan``). Every move is still verified by the true engine:
    when the program's legal moves disagree with the engine's, the disagreement is
    counted as a model error, a random legal move is played, and the step becomes
    a transition test. A finished game whose rewards the program's ``returns``
@@ -47,6 +53,7 @@ from agents.interval_belief import InconsistentRecord, KInterval, probe_target
 from agents.search.api import SearchTables
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
+from harness.cwm.finalists import RejectionConfig, choose_final
 from harness.cwm.probe import implied_interval
 from harness.cwm.refine import Candidate, RefineConfig, Synthesizer
 from harness.cwm.tests_from_games import TestSuite, UnitTest, random_transitions, run_tests
@@ -57,6 +64,8 @@ from harness.play.game import Decide, from_policy
 from harness.prompting.policy_agent import PHASE_CODES, BeliefSink, CallSink, GameSink, MemoryAgent, _no_call
 from harness.prompting.renderer import PromptRenderer
 from harness.sandbox.client import SandboxWorker
+
+PLANNERS = ("mcts", "minimax")
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,10 @@ class CwmConfig:
     adapt_simulations: int = 50  # per move of the self-play games after exploration (they look for surprises)
     max_plies: int = 200
     uct_c: float = 1.4
+    planner: str = "mcts"  # or "minimax": iterative-deepening alpha-beta on the program
+    depth: int = 4  # minimax: the deepest iteration
+    max_nodes: int = 20_000  # minimax: positions per move
+    rejection: RejectionConfig = field(default_factory=RejectionConfig)
     refine: RefineConfig = field(default_factory=RefineConfig)
     hint_level: str = "none"  # for the shared system prompt of MemoryAgent (the cwm prompts hold their own rules)
 
@@ -80,6 +93,10 @@ class CwmConfig:
                                                                                         self.adapt_simulations) < 1:
             raise ValueError("cwm: explore_games, explore_random, holdout_every >= 0; max_calls, simulations, "
                              "adapt_simulations >= 1")
+        if self.planner not in PLANNERS:
+            raise ValueError(f"cwm: planner {self.planner!r}: choose one of {', '.join(PLANNERS)}")
+        if min(self.depth, self.max_nodes) < 1:
+            raise ValueError("cwm: depth and max_nodes >= 1")
 
 
 class CwmAgent(MemoryAgent):
@@ -104,6 +121,7 @@ class CwmAgent(MemoryAgent):
         self.best: Candidate | None = None
         self.worker: SandboxWorker | None = None
         self.steps: list[dict[str, Any]] = []
+        self.rejections: list[dict[str, Any]] = []  # every bad-sample rejection: when, the payoffs, who was kept
         self.model_errors = self.surprises = self.plan_failures = 0
         self.interval: KInterval | None = None
         self.feasible = KInterval.everything()  # what the outcomes themselves allow (all games, held-out ones too)
@@ -200,12 +218,17 @@ class CwmAgent(MemoryAgent):
         left = self.config.max_calls - self.synth.calls
         if left <= 0 or not tests:
             return
+        episode = len(self.synth.tested)
         if first or self.best is None:
             start = await self.synth.synthesize(tests, evidence, games_played)
             left -= 1
         else:
             start = await self.synth.rescore(self.best, tests)
         best = await self.synth.refine(start, tests, evidence, games_played, min(left, self.config.refine.calls_per_episode))
+        best, rejection = choose_final(best, self.synth.tested[episode:], self.rules, self.config.rejection,
+                                       self.config.refine, seed=self.seed * 100_003 + games_played)
+        if rejection is not None:
+            self.rejections.append({"games_played": games_played, **rejection})
         if best.source is not None and (self.best is None or best.source != self.best.source):
             self._use(best)
         elif best.source is not None:
@@ -267,9 +290,7 @@ class CwmAgent(MemoryAgent):
             answer = worker.call("legal_actions", [state])
             if not answer.ok or not isinstance(answer.value, list) or sorted(answer.value) != legal:
                 return self._model_error(obs, legal, rng, phase)
-            simulations = self.config.simulations if phase == "eval" else self.config.adapt_simulations
-            plan = worker.plan("mcts", state=state, simulations=simulations, c=self.config.uct_c,
-                               max_plies=self.config.max_plies, seed=int(rng.integers(2**31)))
+            plan = self._plan(worker, state, phase, int(rng.integers(2**31)))
             if not plan.ok or plan.value.get("action") not in legal:
                 self.plan_failures += 1
                 return MoveDecision(int(legal[rng.integers(len(legal))]), False, [])
@@ -277,6 +298,16 @@ class CwmAgent(MemoryAgent):
 
         decide.name = self.name  # type: ignore[attr-defined]
         return decide
+
+    def _plan(self, worker: SandboxWorker, state: dict[str, Any], phase: str, seed: int) -> Any:
+        """One planning call inside the program's worker: MCTS or minimax, as configured."""
+        config = self.config
+        if config.planner == "minimax":
+            return worker.plan("minimax", state=state, depth=config.depth, max_nodes=config.max_nodes, seed=seed,
+                               max_plies=config.max_plies)
+        simulations = config.simulations if phase == "eval" else config.adapt_simulations
+        return worker.plan("mcts", state=state, simulations=simulations, c=config.uct_c, max_plies=config.max_plies,
+                           seed=seed)
 
     def _model_error(self, obs: Observation, legal: list[int], rng: np.random.Generator, phase: str) -> MoveDecision:
         """A legal-move disagreement: counted, a random legal move played, the step a new transition test."""
@@ -318,7 +349,8 @@ class CwmAgent(MemoryAgent):
         return {"model_calls": self.synth.calls, "code_errors": self.synth.code_errors, "model_errors": self.model_errors,
                 "surprises": self.surprises, "steered_games": self.steered, "plan_failures": self.plan_failures,
                 "sandbox_failures": failures, "k_interval": self.interval.describe() if self.interval is not None else None,
-                "feasible": self.feasible.describe(),
+                "feasible": self.feasible.describe(), "rejections": len(self.rejections),
+                "rejected": sum(len(r["calls"]) - len(r["kept"]) for r in self.rejections),
                 "tests": len(self.train), "heldout_tests": len(self.heldout)}
 
     def close(self) -> None:

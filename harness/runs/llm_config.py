@@ -75,6 +75,9 @@ class LlmRunConfig(BaseModel):
     cwm_calls: int = Field(default=12, ge=1)  # cwm: model calls over the whole adaptation
     cwm_simulations: int = Field(default=400, ge=1)  # cwm: MCTS simulations per move on the program (evaluation)
     cwm_adapt_simulations: int = Field(default=50, ge=1)  # cwm: the same in its self-play games after exploration
+    cwm_planner: Literal["mcts", "minimax"] = "mcts"  # cwm: the search on the program
+    cwm_depth: int = Field(default=4, ge=1)  # cwm: minimax's deepest iteration
+    cwm_reject: int = Field(default=3, ge=0)  # cwm: best programs of an episode that play each other (< 2: no rejection)
     cwm_heldout: int = Field(default=10_000, ge=0)  # cwm: random-play transitions of the true engine in the held-out tests
     unsandboxed: bool = False  # cwm: run generated code without bubblewrap (rlimits only; the report says UNSANDBOXED)
     referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)

@@ -18,6 +18,7 @@ import numpy as np
 from agents.base import AgentContext
 from engine.protocol.observation import Observation
 from harness.cwm.agent import CwmAgent, CwmConfig
+from harness.cwm.finalists import RejectionConfig
 from harness.cwm.refine import RefineConfig
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient
@@ -43,6 +44,9 @@ class CwmSettings:
     max_calls: int = 12
     simulations: int = 400
     adapt_simulations: int = 50
+    planner: str = "mcts"
+    depth: int = 4
+    reject_candidates: int = 3
     heldout_transitions: int = 10_000
     unsandboxed: bool = False
 
@@ -53,7 +57,8 @@ def cwm_settings(config: LlmRunConfig) -> CwmSettings | None:
         return None
     return CwmSettings(explore_games=config.cwm_explore, explore_random=config.cwm_random, mode=config.cwm_mode,
                        max_calls=config.cwm_calls, simulations=config.cwm_simulations,
-                       adapt_simulations=config.cwm_adapt_simulations, heldout_transitions=config.cwm_heldout,
+                       adapt_simulations=config.cwm_adapt_simulations, planner=config.cwm_planner,
+                       depth=config.cwm_depth, reject_candidates=config.cwm_reject, heldout_transitions=config.cwm_heldout,
                        unsandboxed=config.unsandboxed)
 
 
@@ -98,6 +103,8 @@ class ModelAgentRecipe:
                 context, rng, client, budget=self.budget, seed=self.seed, renderer=renderer,
                 config=CwmConfig(explore_games=cwm.explore_games, explore_random=cwm.explore_random, max_calls=cwm.max_calls,
                                  simulations=cwm.simulations, adapt_simulations=cwm.adapt_simulations,
+                                 planner=cwm.planner, depth=cwm.depth,
+                                 rejection=RejectionConfig(candidates=cwm.reject_candidates),
                                  heldout_transitions=cwm.heldout_transitions, hint_level=self.hint,
                                  refine=RefineConfig(mode=cwm.mode, params=params, unsandboxed=cwm.unsandboxed)),
                 on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, beliefs_done=self.beliefs_done,

@@ -54,11 +54,23 @@ def cwm(
     with Progress(TextColumn("bench cwm"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=stderr_console(), transient=True) as bar:
         task = bar.add_task("cases", total=len(cases))
+
+        def done(row: CwmBenchRow) -> None:
+            bar.console.print(row_line(row), markup=False)  # a line per case as it ends: long runs show progress
+            bar.advance(task)
+
         rows = bench_cwm(cases, model=model, budget=budget, games=games, simulations=simulations, mode=mode, seed=seed,
-                         unsandboxed=unsandboxed, progress=lambda row: bar.advance(task))
+                         unsandboxed=unsandboxed, progress=done)
     stdout_console().print(cwm_table(rows, model, simulations, unsandboxed))
     if not all(passed(row) for row in rows):
         raise typer.Exit(1)
+
+
+def row_line(row: CwmBenchRow) -> str:
+    """One case in a line (printed as each ends)."""
+    verdict = "pass" if passed(row) else "FAIL"
+    return (f"{row.case.label}: K {row.case.env.condition.k}, code {row.code_interval or 'none'}, "
+            f"wins {row.wins}/{row.games}, draws {row.draws}: {verdict}")
 
 
 def passed(row: CwmBenchRow) -> bool:

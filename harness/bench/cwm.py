@@ -102,20 +102,26 @@ def run_case(case: CwmCase, *, model: str, budget: int, games: int, config: CwmC
         asyncio.run(agent.adapt_async(Arena(env, budget=budget)))
         adapt_s = clock() - start
         agent.freeze()
-        wins = draws = 0
-        for game in range(games):
-            random_player = from_policy(RandomAgent(AgentContext(env.rules), np.random.default_rng([seed, env.id, game])))
-            mine = agent.decider("eval", game)
-            sides = (mine, random_player) if game % 2 == 0 else (random_player, mine)
-            verified, _ = play_game_sync(env.rules, env.condition, *sides)
-            reward = verified.record.rewards[game % 2]
-            wins, draws = wins + (reward == 1), draws + (reward == 0)
+        wins, draws = games_against_random(agent, env, games, seed)
         counts = agent.counts()
         return CwmBenchRow(case, agent.feasible.describe(), counts["k_interval"],
                            agent.interval is not None and agent.interval.contains(env.condition.k),
                            counts["model_calls"], counts["steered_games"], wins, draws, games, adapt_s)
     finally:
         agent.close()
+
+
+def games_against_random(agent: CwmAgent, env: Environment, games: int, seed: int) -> tuple[int, int]:
+    """(wins, draws) of the frozen ``agent`` in ``games`` games against Random, colours alternating (black first)."""
+    wins = draws = 0
+    for game in range(games):
+        random_player = from_policy(RandomAgent(AgentContext(env.rules), np.random.default_rng([seed, env.id, game])))
+        mine = agent.decider("eval", game)
+        sides = (mine, random_player) if game % 2 == 0 else (random_player, mine)
+        verified, _ = play_game_sync(env.rules, env.condition, *sides)
+        reward = verified.record.rewards[game % 2]
+        wins, draws = wins + (reward == 1), draws + (reward == 0)
+    return wins, draws
 
 
 def bench_cwm(cases: Sequence[CwmCase], *, model: str = "mock/coder", budget: int = 24, games: int = 20,

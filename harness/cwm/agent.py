@@ -84,6 +84,7 @@ class CwmConfig:
     planner: str = "mcts"  # or "minimax": iterative-deepening alpha-beta on the program
     depth: int = 4  # minimax: the deepest iteration
     max_nodes: int = 20_000  # minimax: positions per move
+    leaf_playouts: int = 4  # minimax: random playouts valuing a leaf cut by depth (when the program has no value())
     rejection: RejectionConfig = field(default_factory=RejectionConfig)
     refine: RefineConfig = field(default_factory=RefineConfig)
     hint_level: str = "none"  # for the shared system prompt of MemoryAgent (the cwm prompts hold their own rules)
@@ -95,8 +96,8 @@ class CwmConfig:
                              "adapt_simulations >= 1")
         if self.planner not in PLANNERS:
             raise ValueError(f"cwm: planner {self.planner!r}: choose one of {', '.join(PLANNERS)}")
-        if min(self.depth, self.max_nodes) < 1:
-            raise ValueError("cwm: depth and max_nodes >= 1")
+        if min(self.depth, self.max_nodes) < 1 or self.leaf_playouts < 0:
+            raise ValueError("cwm: depth and max_nodes >= 1, leaf_playouts >= 0")
 
 
 class CwmAgent(MemoryAgent):
@@ -304,7 +305,7 @@ class CwmAgent(MemoryAgent):
         config = self.config
         if config.planner == "minimax":
             return worker.plan("minimax", state=state, depth=config.depth, max_nodes=config.max_nodes, seed=seed,
-                               max_plies=config.max_plies)
+                               leaf_playouts=config.leaf_playouts, max_plies=config.max_plies)
         simulations = config.simulations if phase == "eval" else config.adapt_simulations
         return worker.plan("mcts", state=state, simulations=simulations, c=config.uct_c, max_plies=config.max_plies,
                            seed=seed)

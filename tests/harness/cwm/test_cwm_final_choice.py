@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.simple import RandomAgent
 from engine import make_env
+from harness.bench.cwm import games_against_random
 from harness.cwm.agent import CwmAgent, CwmConfig
 from harness.cwm.finalists import RejectionConfig, finalists
 from harness.cwm.refine import Candidate, RefineConfig
@@ -17,7 +17,6 @@ from harness.cwm.tests_from_games import Score
 from harness.models.client import ModelClient
 from harness.models.mock import MockModel
 from harness.play.arena import Arena
-from harness.play.game import from_policy, play_game_sync
 from harness.sandbox.limits import Limits
 from harness.sandbox.reference_program import reference_source
 
@@ -98,13 +97,7 @@ def test_minimax_on_the_program_plays_and_beats_random(sandbox_ready):
     try:
         asyncio.run(agent.adapt_async(Arena(env, budget=9)))
         agent.freeze()
-        wins = 0
-        for game in range(4):
-            random_player = from_policy(RandomAgent(AgentContext(env.rules), np.random.default_rng(game)))
-            mine = agent.decider("eval", game)
-            sides = (mine, random_player) if game % 2 == 0 else (random_player, mine)
-            verified, _ = play_game_sync(env.rules, env.condition, *sides)
-            wins += verified.record.rewards[game % 2] == 1
+        wins, _ = games_against_random(agent, env, 4, seed=0)
         assert agent.counts()["plan_failures"] == 0 and agent.counts()["model_errors"] == 0
         assert wins >= 3
     finally:

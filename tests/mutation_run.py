@@ -11,7 +11,7 @@ mutmut leaves decorated functions alone. With the JIT off `njit` returns the fun
 in the groups that switch it off (`jit_off`) functions decorated only with `njit` are mutated
 too; with the JIT on they cannot be (a trampoline does not compile), so those groups skip them.
 
-Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--summary | --show]
+Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--summary | --show | --survivors]
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ GROUPS: tuple[Group, ...] = (
         ("agents/interval_belief.py",),
         ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
     ),
-    Group("rules", ("engine/rules.py", "engine/condition.py"), ENGINE_TESTS),
+    Group("rules", ("engine/rules.py", "engine/condition.py"), (*ENGINE_TESTS, "tests/engine/test_rules_mutants.py")),
     Group("kernels", ("engine/kernels.py",), ENGINE_TESTS, jit_off=True),
     Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", *ENGINE_TESTS), jit_off=True),
     Group("play", ("harness/play/game.py", "harness/play/grants.py", "harness/play/decisions.py"), ("tests/harness/play",)),
@@ -150,8 +150,12 @@ def show_survivors(group: Group) -> None:
         print(get_diff_for_mutant(survivor["mutant"], source=sources[path], path=path))
 
 
-def run_group(group: Group, max_children: int) -> None:
-    """Run mutmut on one group in this process (the JIT switch must already be in the environment)."""
+def run_group(group: Group, max_children: int, survivors_only: bool) -> None:
+    """Run mutmut on one group in this process (the JIT switch must already be in the environment).
+
+    ``survivors_only``: run again only the mutants the kept report lists as not killed (after new tests),
+    and update that report; the others keep their kept result.
+    """
     from mutmut import __main__ as mutmut_main
     from mutmut.configuration import config
 
@@ -160,32 +164,48 @@ def run_group(group: Group, max_children: int) -> None:
     cfg.pytest_add_cli_args_test_selection = list(group.tests)
     if group.jit_off:
         _let_mutmut_mutate_njit_functions()
+    report_path = Path(os.environ["MUTATION_REPORT"])
+    kept = json.loads(report_path.read_text()) if survivors_only else None
+    names = [survivor["mutant"] for survivor in kept["survivors"]] if kept else []
+    if kept and not names:
+        return
     try:
-        mutmut_main._run([], max_children)
+        mutmut_main._run(names, max_children)
     except SystemExit as stop:
         if stop.code not in (0, None):
             raise
-    mutmut_main.export_cicd_stats.callback()  # type: ignore[misc]
-    survivors = []
+    status_by_mutant: dict[str, str] = {}
     for path in mutmut_main.walk_mutatable_files():
         data = mutmut_main.SourceFileMutationData(path=path)
         data.load()
         for key, code in data.exit_code_by_key.items():
-            status = mutmut_main.status_by_exit_code[code]
-            survivors += [] if status in KILLED else [{"mutant": key, "status": status}]
-    by_module: dict[str, dict[str, int]] = {}
-    for path in mutmut_main.walk_mutatable_files():
-        data = mutmut_main.SourceFileMutationData(path=path)
-        data.load()
-        counts = by_module.setdefault(str(path), {})
-        for code in data.exit_code_by_key.values():
-            status = mutmut_main.status_by_exit_code[code]
+            if code is not None:
+                status_by_mutant[key] = mutmut_main.status_by_exit_code[code]
+    by_module: dict[str, dict[str, int]] = kept["by_module"] if kept else {}
+    if kept:
+        for survivor in kept["survivors"]:
+            counts = by_module[_module_path(survivor["mutant"])]
+            counts[survivor["status"]] -= 1
+            new = status_by_mutant.get(survivor["mutant"], survivor["status"])
+            counts[new] = counts.get(new, 0) + 1
+        status_by_mutant = {s["mutant"]: status_by_mutant.get(s["mutant"], s["status"]) for s in kept["survivors"]}
+    else:
+        for key, status in status_by_mutant.items():
+            counts = by_module.setdefault(_module_path(key), {})
             counts[status] = counts.get(status, 0) + 1
-    report = {"group": group.name, "by_module": by_module, "survivors": survivors}
-    Path(os.environ["MUTATION_REPORT"]).write_text(json.dumps(report, indent=1) + "\n")
+    survivors = [{"mutant": key, "status": status} for key, status in status_by_mutant.items() if status not in KILLED]
+    report: dict[str, object] = {"group": group.name, "by_module": by_module, "survivors": survivors}
+    if kept:
+        report["seconds"], report["rerun_seconds"] = kept.get("seconds"), None
+    report_path.write_text(json.dumps(report, indent=1) + "\n")
 
 
-def spawn_group(group: Group, max_children: int) -> int:
+def _module_path(mutant: str) -> str:
+    """engine.rules.x_play__mutmut_3 -> engine/rules.py"""
+    return mutant.split(".x")[0].replace(".", "/") + ".py"
+
+
+def spawn_group(group: Group, max_children: int, survivors_only: bool = False) -> int:
     """One group in a fresh process and a fresh `mutants/` copy; its report lands in .mutation/."""
     shutil.rmtree("mutants", ignore_errors=True)
     RESULTS_DIR.mkdir(exist_ok=True)
@@ -196,11 +216,12 @@ def spawn_group(group: Group, max_children: int) -> int:
     else:
         env.pop("NUMBA_DISABLE_JIT", None)
     started = time.monotonic()
-    code = subprocess.call([sys.executable, __file__, "--in-process", group.name, "--max-children", str(max_children)], env=env)
+    again = ["--survivors"] if survivors_only else []
+    code = subprocess.call([sys.executable, __file__, "--in-process", group.name, "--max-children", str(max_children), *again], env=env)
     seconds = time.monotonic() - started
     if report.exists():
         data = json.loads(report.read_text())
-        data["seconds"] = round(seconds)
+        data["rerun_seconds" if survivors_only else "seconds"] = round(seconds)
         report.write_text(json.dumps(data, indent=1) + "\n")
     shutil.rmtree("mutants", ignore_errors=True)
     return code
@@ -222,7 +243,8 @@ def summary() -> float:
                 f"{module:40} {total:7} {killed:6} {counts.get('survived', 0):8} {counts.get('no tests', 0):8}"
                 f" {counts.get('timeout', 0):7} {100 * killed / total:5.1f}%"
             )
-        print(f"  group {data['group']}: {data.get('seconds', '?')} s")
+        again = f", survivors run again in {data['rerun_seconds']} s" if data.get("rerun_seconds") else ""
+        print(f"  group {data['group']}: {data.get('seconds', '?')} s{again}")
     rate = 100 * killed_all / total_all if total_all else 0.0
     print(f"{'all':40} {total_all:7} {killed_all:6} {'':8} {'':8} {'':7} {rate:5.1f}%")
     return rate
@@ -233,6 +255,7 @@ def main() -> int:
     parser.add_argument("groups", nargs="*", help=f"groups to run (default all): {', '.join(GROUP_BY_NAME)}")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--summary", action="store_true", help="only print the table of the kept results")
+    parser.add_argument("--survivors", action="store_true", help="run again only the kept survivors of the groups named")
     parser.add_argument("--show", action="store_true", help="print the diffs of the kept survivors of the groups named")
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -245,10 +268,10 @@ def main() -> int:
             show_survivors(GROUP_BY_NAME[name])
         return 0
     if args.in_process:
-        run_group(GROUP_BY_NAME[args.groups[0]], args.max_children)
+        run_group(GROUP_BY_NAME[args.groups[0]], args.max_children, args.survivors)
         return 0
     chosen = [] if args.summary else args.groups or list(GROUP_BY_NAME)
-    failed = [name for name in chosen if spawn_group(GROUP_BY_NAME[name], args.max_children)]
+    failed = [name for name in chosen if spawn_group(GROUP_BY_NAME[name], args.max_children, args.survivors)]
     summary()
     if failed:
         print(f"mutmut failed on: {', '.join(failed)}", file=sys.stderr)

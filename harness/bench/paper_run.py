@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from harness.bench.paper_plan import SCHEMA, EnvAgentResult, PaperPlan
 from harness.bench.paper_worker import run_task
-from harness.records.interrupts import StopRequest
+from harness.records.interrupts import StopRequest, shielded
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.registry.plugins import loaded_plugins
@@ -51,7 +51,8 @@ def parallel_map(function: Callable[[T], R], items: Sequence[T], jobs: int, stop
             yield function(item)
         return
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts)
-    futures = [pool.submit(function, item) for item in items]
+    with shielded(stop):  # the submits start the workers
+        futures = [pool.submit(function, item) for item in items]
     try:
         pending = set(futures)
         while pending:

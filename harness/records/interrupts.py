@@ -12,6 +12,7 @@ flushed whole), so the run still resumes. The previous handlers come back at the
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
@@ -39,6 +40,8 @@ class StopRequest:
     requested: bool = False
     forced: bool = False
     _timer: threading.Timer | None = field(default=None, repr=False)
+    _shields: int = field(default=0, repr=False)
+    _deferred: bool = field(default=False, repr=False)
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         """The signal handler (runs in the main thread)."""
@@ -47,6 +50,9 @@ class StopRequest:
                 self.say(f"stopping now: the {self.unit} in flight are dropped (a resume plays them again)")
             self.forced = True
             self.cancel_timer()
+            if self._shields:  # starting a process: stopping mid-start would leave it reading a half-written pipe
+                self._deferred = True
+                return
             raise KeyboardInterrupt
         self.requested = True
         self.say(f"stopping ({signal.Signals(signum).name}): no new {self.unit}; the {self.unit} in flight get "
@@ -60,6 +66,18 @@ class StopRequest:
             self.forced = True
             self.say(f"the {self.unit} in flight did not finish within {self.grace_s:g} s: stopping them")
             signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    @contextmanager
+    def shielded(self) -> Iterator[None]:
+        """A block that a forced stop does not cut (starting worker or player processes): it stops right after."""
+        self._shields += 1
+        try:
+            yield
+        finally:
+            self._shields -= 1
+        if not self._shields and self._deferred:
+            self._deferred = False
+            raise KeyboardInterrupt
 
     def cancel_timer(self) -> None:
         if self._timer is not None:
@@ -83,3 +101,8 @@ def stop_on_interrupt(grace_s: float = GRACE_S, say: Callable[[str], None] = _sa
         stop.cancel_timer()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def shielded(stop: StopRequest | None) -> contextlib.AbstractContextManager[None]:
+    """``stop.shielded()``, or nothing to shield when there is no stop request."""
+    return stop.shielded() if stop is not None else contextlib.nullcontext()

@@ -250,14 +250,11 @@ class ModelSession:
             self._process.kill()
 
     def close(self) -> None:
-        """Record what the agent process already sent (paid calls, cache entries), tell it to finish, wait for it."""
-        try:
-            while self._broken is None and self._wire.poll():
-                message = self._recv()
-                if message["op"] in ("call", "cache_put", "belief", "strategy"):
-                    self._record(message)
-        except (AgentProcessGone, ProtocolViolation):
-            pass
+        """Tell the agent process to finish and wait for it (ended by force after a few seconds).
+
+        After a clean stop (a cap, an interrupt) nothing is left unread: each game waited for its
+        answer, and the agent process sends a call's cache entry before the answer it decided.
+        """
         finish(self._wire, self._process)
 
 

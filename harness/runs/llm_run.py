@@ -230,7 +230,7 @@ class _Run:
         except BudgetCapReached as cap:
             self.stopped, self.capped = str(cap), True
         except RunInterrupted as interrupt:
-            self.stopped, self.interrupted = str(interrupt), True
+            self.stopped, self.interrupted = self.stop.reason() if self.stop.requested else str(interrupt), True
         except EndpointDown as down:  # the game in progress is not written: a resumed run plays it again
             self.stopped, self.down = str(down), down
         except (ProtocolViolation, AgentProcessGone, AgentStopped) as failure:  # refereed runs only

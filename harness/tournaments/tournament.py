@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.records.interrupts import StopRequest
+from harness.records.interrupts import StopRequest, shielded
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.referee.seats import Seats
@@ -106,8 +106,9 @@ def _pooled(tasks: list[GameTask], jobs: int, players: bool, stop: StopRequest |
     failure: GameFailed | None = None
     stopping = False
     try:
-        for task in itertools.islice(waiting, AHEAD * jobs):
-            running[executor.submit(_play_in_worker, task)] = task
+        with shielded(stop):  # the first submits start the workers
+            for task in itertools.islice(waiting, AHEAD * jobs):
+                running[executor.submit(_play_in_worker, task)] = task
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             if not stopping and (failure is not None or (stop is not None and stop.requested)):
@@ -239,9 +240,10 @@ def run_tournament(
         check_run_dir(run_dir)
     with Seats(spin_s(1)) as seats:
         if plan.referee and len(plan.privileged_agents) < len(plan.agents):
-            if jobs == 1:
-                seats.start()
-            check_agents_on_seat(plan, seats.a)  # before anything is written; raises AgentSpecError
+            with shielded(stop):  # a forced stop waits for the player processes to start
+                if jobs == 1:
+                    seats.start()
+                check_agents_on_seat(plan, seats.a)  # before anything is written; raises AgentSpecError
             if jobs > 1:
                 seats.close()  # the workers have their own
         with writer_lock(run_dir):  # one writer per run directory: a second command fails at once, naming the holder

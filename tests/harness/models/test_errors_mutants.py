@@ -8,9 +8,12 @@ exception classes decide the kind before the status code does (a refused connect
 
 from __future__ import annotations
 
+import email.utils
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
-from harness.models.errors import EndpointDown, ErrorInfo, classify_error, fatal_cause
+from harness.models.errors import EndpointDown, ErrorInfo, ProviderError, classify_error, fatal_cause, retry_after_seconds
 
 
 def test_endpoint_down_names_the_run_to_resume_only_when_given_one():
@@ -84,3 +87,108 @@ def test_unsupported_params_is_known_by_the_class_name_or_by_the_message():
     assert classify_error(UnsupportedParamsError("temperature=0 is not supported")).kind == "unsupported_params"
     wrapped = RuntimeError("litellm.UnsupportedParamsError: gpt-x does not support temperature")
     assert classify_error(wrapped).kind == "unsupported_params"
+
+
+class HeaderError(Exception):
+    def __init__(self, headers: dict[str, str]) -> None:
+        super().__init__("rate limited")
+        self.headers = headers
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"Retry-After-Ms": "1500"}, 1.5),
+        ({"retry-after-ms": "-20"}, 0.0),
+        ({"retry-after-ms": "soon", "Retry-After": "3"}, 3.0),
+        ({"Retry-After": "-1"}, 0.0),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date in the past
+    ],
+)
+def test_retry_after_from_headers(headers, seconds):
+    assert retry_after_seconds(HeaderError(headers)) == seconds
+
+
+def chained(depth: int) -> Exception:
+    """A refused connection wrapped ``depth - 1`` times (the socket's error at link ``depth``)."""
+    error: Exception = ConnectionRefusedError("refused")
+    for level in range(depth - 1):
+        try:
+            raise RuntimeError(f"wrapper {level}") from error
+        except RuntimeError as wrapper:
+            error = wrapper
+    return error
+
+
+def test_the_socket_error_is_looked_for_twelve_links_deep():
+    assert classify_error(chained(12)).kind == "connection_refused"
+    assert classify_error(chained(13)).kind != "connection_refused"
+
+
+def test_retry_after_ms_is_milliseconds_and_a_future_date_counts_down():
+    assert retry_after_seconds(HeaderError({"retry-after-ms": "200"})) == 0.2
+    in_an_hour = email.utils.format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
+    seconds = retry_after_seconds(HeaderError({"Retry-After": in_an_hour}))
+    assert seconds is not None and 3000 < seconds <= 3600
+
+
+def test_classify_error_keeps_messages_and_provider_details():
+    assert classify_error(KeyError()).message == "KeyError"  # an empty message: the class name instead
+    assert classify_error(TimeoutError()).message == "TimeoutError"
+    assert classify_error(TimeoutError("deadline passed")).message == "deadline passed"
+    provider = classify_error(ProviderError("busy", kind="rate_limit", status_code=429, retry_after=2.0))
+    assert (provider.kind, provider.status_code, provider.retry_after, provider.retryable) == ("rate_limit", 429, 2.0, True)
+
+
+class StatusError(Exception):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status_code = status
+
+
+def test_unknown_provider_keeps_its_status_and_refused_connections_drop_it():
+    unknown = classify_error(StatusError("LLM Provider NOT provided. Pass in the LLM provider", 400))
+    assert (unknown.kind, unknown.status_code, unknown.retryable) == ("unknown_provider", 400, False)
+    refused = classify_error(StatusError("Connection error: connect call failed", 500))
+    assert (refused.kind, refused.status_code) == ("connection_refused", None)
+
+
+class AttributeRetry(Exception):
+    def __init__(self, retry_after: object) -> None:
+        super().__init__("slow down")
+        self.retry_after = retry_after
+
+
+class ResponseWithHeaders:
+    def __init__(self, headers: dict[str, str], status_code: object = 429) -> None:
+        self.headers, self.status_code = headers, status_code
+
+
+class ResponseError(Exception):
+    def __init__(self, response: ResponseWithHeaders) -> None:
+        super().__init__("from the response")
+        self.response = response
+
+
+def test_retry_after_from_the_attribute_or_the_response_headers():
+    assert retry_after_seconds(AttributeRetry(2.5)) == 2.5
+    assert retry_after_seconds(AttributeRetry(-3)) == 0.0
+    assert retry_after_seconds(AttributeRetry(True)) is None  # a flag, not a number of seconds
+    assert retry_after_seconds(ResponseError(ResponseWithHeaders({"Retry-After": "4"}))) == 4.0
+
+
+class AiohttpStyle(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__("failed")
+        self.status = status
+
+
+def test_status_is_read_from_status_or_an_integer_response_status_code():
+    assert classify_error(AiohttpStyle(503)).status_code == 503
+    assert classify_error(ResponseError(ResponseWithHeaders({}, status_code="429"))).status_code is None
+
+
+def test_unsupported_params_keeps_its_status_and_an_unparseable_body_is_malformed():
+    info = classify_error(StatusError("litellm.UnsupportedParamsError: temperature", 400))
+    assert (info.kind, info.status_code) == ("unsupported_params", 400)
+    assert classify_error(RuntimeError("Expecting value: line 1 column 1 (char 0)")).kind == "malformed_response"

@@ -79,15 +79,18 @@ def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[Ca
         belief_scores.append({"checkpoint": line["checkpoint"], "belief": line["belief"], "score": scored, "error": line["error"]})
     failures = sum((g.failures for g in games), FailureCounts())  # move attempts, once per game on record
     other = call_failures(calls)
-    paid = [c for c in calls if not c.cache_hit]  # cache hits cost no tokens and no dollars
+    cached = [c for c in calls if c.cache_hit]  # answered from the cache: paid for once, when first asked
     return {
         "adapt_games": sum(g.phase == "adapt" for g in games), "eval_games": sum(g.phase == "eval" for g in games),
         "evaluation": evaluation, "beliefs": belief_scores,
         "belief_failures": sum(line["belief"] is None for line in beliefs),
         "failures": failures.model_dump(), "call_failures": other, "failed_attempts": failures.total + sum(other.values()),
         "calls": len(calls), "cache_hits": sum(c.cache_hit for c in calls),
-        "tokens_in": sum(c.tokens_in for c in paid), "tokens_out": sum(c.tokens_out for c in paid),
-        "cost_usd": sum(c.cost_usd for c in paid), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
+        # The run's calls as an uninterrupted run makes them (a resumed run's cache hits included: a killed process
+        # paid for them), and the part of them answered from the cache (not charged again in this process).
+        "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls),
+        "cost_usd": sum(c.cost_usd for c in calls), "cached_tokens_in": sum(c.tokens_in for c in cached),
+        "cached_tokens_out": sum(c.tokens_out for c in cached), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
     }
 
 
@@ -125,8 +128,9 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         f"Failed attempts: {metrics['failed_attempts']} ({failure_text(metrics)}); forfeits "
         f"{metrics['failures'].get('forfeits', 0)}, random fallbacks {metrics['failures'].get('fallbacks', 0)}; "
         f"belief failures: {metrics['belief_failures']}.",
-        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens paid for {metrics['tokens_in']} in, "
-        f"{metrics['tokens_out']} out; cost ${metrics['cost_usd']:.4f}."]
+        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens {metrics['tokens_in']} in, "
+        f"{metrics['tokens_out']} out (of which from the cache, not charged again: {metrics.get('cached_tokens_in', 0)} "
+        f"in, {metrics.get('cached_tokens_out', 0)} out); cost ${metrics['cost_usd']:.4f}."]
     if "cwm" in metrics:
         lines += cwm_lines(metrics["cwm"])
     if metrics["stopped"]:

@@ -58,6 +58,9 @@ def run(
                                                              "model client itself, with backoff), then --on-failure."),
     on_failure: str = typer.Option("forfeit", "--on-failure", help="forfeit or random."),
     hint: str = typer.Option("ratio", "--hint", help="none, ratio or family."),
+    legal_moves: str = typer.Option("shown", "--legal-moves", help="llm-policy: shown (each move prompt lists the legal "
+                                                                  "moves) or hidden (a harder track; compare never pools "
+                                                                  "the two)."),
     max_cost_usd: float = typer.Option(None, "--max-cost-usd", help="Stop cleanly (resumable) once the model calls cost this much."),
     max_tokens: int = typer.Option(None, "--max-tokens", help="Stop cleanly once this many tokens in all were used "
                                                               "(a reply's length: --max-reply-tokens)."),
@@ -126,7 +129,7 @@ def run(
             config = LlmRunConfig(
                 agent=agent, model=model, env=env, budget=budget, eval_games=eval_games,
                 opponents=tuple(parse_specs(opponents or ["random"], "--opponents")),
-                seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
+                seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint, legal_moves=legal_moves,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
                 endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
                 referee=not in_process, cwm_mode=cwm_mode, cwm_explore=cwm_explore, cwm_calls=cwm_calls,

@@ -19,6 +19,7 @@ def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe
     """The agent's settings from the run's config: everything but the environment."""
     return ModelAgentRecipe(
         agent=config.agent, model=config.model, budget=config.budget, seed=config.seed, hint=config.hint,
+        legal_moves=config.legal_moves,
         max_retries=config.max_retries, on_failure=config.on_failure, memory_tokens=config.memory_tokens,
         checkpoints=config.belief_checkpoints(), batch=config.batch, search_depth=config.search_depth,
         endgame=config.endgame, concurrency=config.concurrency, max_cost_usd=config.max_cost_usd,

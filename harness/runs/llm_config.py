@@ -59,6 +59,7 @@ class LlmRunConfig(BaseModel):
     max_retries: int = Field(default=2, ge=0)
     on_failure: Literal["forfeit", "random"] = "forfeit"
     hint: Literal["none", "ratio", "family"] = "ratio"
+    legal_moves: Literal["shown", "hidden"] = "shown"  # llm-policy: whether each move prompt lists the legal moves (a track)
     max_cost_usd: float | None = None
     max_tokens: int | None = None
     checkpoints: tuple[int, ...] | None = None

@@ -71,6 +71,7 @@ class ModelAgentRecipe:
     budget: int
     seed: int
     hint: str
+    legal_moves: str  # "shown" or "hidden": whether llm-policy's move prompts list the legal moves
     max_retries: int
     on_failure: str
     memory_tokens: int
@@ -125,6 +126,7 @@ class ModelAgentRecipe:
                 hint_level=self.hint, max_retries=self.max_retries, on_failure=self.on_failure,
                 memory_tokens=self.memory_tokens, checkpoints=self.checkpoints, params=params,
                 free_call_failures=self.model_options.max_consecutive_failures,  # as recorded, for a rerun too
+                show_legal=self.legal_moves == "shown",
             ),
             on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, beliefs_done=self.beliefs_done,
         )

@@ -350,15 +350,23 @@ class IntervalAgent(Agent):
                 on_progress(arena.games_played)
 
     def _probe_policies(self, share: float, index: int, random_plies: int) -> tuple[SteeringPolicy, SteeringPolicy]:
-        """Black's and white's policies for probe ``index``: one colour (black when even) should end with ``share``.
+        """Black's and white's policies for probe ``index`` (:func:`probe_policies` with this agent's settings)."""
+        return probe_policies(self.rules, self.tables, self.config, self.rng, share, index, random_plies)
 
-        Successive probes alternate the colours and cycle the steering styles.
-        """
-        black_share = share if index % 2 == 0 else 1.0 - share
-        config, cells = self.config, self.rules.layout.cells
-        policies = []
-        for own_share in (black_share, 1.0 - black_share):
-            searcher = Searcher(self.tables, ratio_utility(cells, own_share), steering_weights(own_share, index // 2),
-                                config.probe_depth, config.probe_endgame, config.limit_plies, config.probe_nodes)
-            policies.append(SteeringPolicy(searcher, self.rng, own_share, random_plies))
-        return policies[0], policies[1]
+
+def probe_policies(rules: Rules, tables: SearchTables, config: IntervalConfig, rng: np.random.Generator, share: float,
+                   index: int, random_plies: int) -> tuple[SteeringPolicy, SteeringPolicy]:
+    """Black's and white's policies for probe ``index``: one colour (black when even) should end with ``share``.
+
+    Successive probes alternate the colours and cycle the steering styles (:func:`steering_weights`);
+    both colours search with ``config``'s probe settings. Used by the interval agent and by any agent
+    that steers self-play games towards an informative final share (the ``cwm`` agent's exploration).
+    """
+    black_share = share if index % 2 == 0 else 1.0 - share
+    cells = rules.layout.cells
+    policies = []
+    for own_share in (black_share, 1.0 - black_share):
+        searcher = Searcher(tables, ratio_utility(cells, own_share), steering_weights(own_share, index // 2),
+                            config.probe_depth, config.probe_endgame, config.limit_plies, config.probe_nodes)
+        policies.append(SteeringPolicy(searcher, rng, own_share, random_plies))
+    return policies[0], policies[1]

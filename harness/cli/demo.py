@@ -1,14 +1,18 @@
 """``arena demo``: the main job in one command: a model agent adapts to a hidden K, then meets the baselines.
 
-The llm-strategist adapts on one environment within a small budget (its model
-is called once per batch of self-play games), is frozen, and plays evaluation
-games against a few opponents; the same opponents then play fixed baselines
-with the same seeds, and one table puts them side by side with Wilson 95%
-intervals. Without an API key the model is the embedded offline ``mock/reasoner``
-(it deduces K from the memory table in its prompt); with ``OPENAI_API_KEY`` set
-it is ``openai/gpt-4o-mini``; ``--model`` (or a ``--model-config`` file's ``model``) or
-``ARENA_MODEL`` choose any other, with the model options of ``arena run``
-(:mod:`harness.cli.model_options`).
+The llm-strategist (or, with ``--agent cwm``, the code-world-model agent) adapts
+on one environment within a small budget (the strategist's model is called once
+per batch of self-play games; the cwm agent's model writes the game as code,
+refined against the agent's own games, and plans on it in the sandbox), is
+frozen, and plays evaluation games against a few opponents; the same opponents
+then play fixed baselines with the same seeds, and one table puts them side by
+side with Wilson 95% intervals. Without an API key the model is an embedded
+offline one (``mock/reasoner`` for the strategist: it deduces K from the memory
+table in its prompt; ``mock/coder`` for cwm: it writes real programs whose
+threshold comes from the evidence in its prompt); with ``OPENAI_API_KEY`` set
+it is ``openai/gpt-4o-mini``; ``--model`` (or a ``--model-config`` file's
+``model``) or ``ARENA_MODEL`` choose any other, with the model options of
+``arena run`` (:mod:`harness.cli.model_options`).
 """
 
 from __future__ import annotations
@@ -34,24 +38,30 @@ from harness.runs.llm_run import LlmRunConfig
 from harness.tournaments.match import MatchResult, run_match
 
 OFFLINE_MODEL = "mock/reasoner"
+OFFLINE_MODELS = {"llm-strategist": OFFLINE_MODEL, "cwm": "mock/coder"}  # the embedded offline model of each demo agent
+DEMO_AGENTS = tuple(OFFLINE_MODELS)
+DEFAULT_BUDGETS = {"llm-strategist": 200, "cwm": 40}  # cwm plays its budget with MCTS on its program: fewer games
 KEYED_MODEL = "openai/gpt-4o-mini"
 OPPONENTS = ("random", "greedy", "positional")
 BASELINES = ("minimax:depth=3", "positional", "random")
 
 
-def default_model() -> tuple[str, str]:
-    """(model, why): ``ARENA_MODEL`` if set, else a real model when ``OPENAI_API_KEY`` is set, else the offline one."""
+def default_model(agent: str = "llm-strategist") -> tuple[str, str]:
+    """(model, why): ``ARENA_MODEL`` if set, else a real model when ``OPENAI_API_KEY`` is set, else ``agent``'s offline one."""
     if os.environ.get("ARENA_MODEL"):
         return os.environ["ARENA_MODEL"], "from ARENA_MODEL"
     if os.environ.get("OPENAI_API_KEY"):
         return KEYED_MODEL, "OPENAI_API_KEY is set"
-    return OFFLINE_MODEL, "no API key set: the embedded offline model"
+    return OFFLINE_MODELS[agent], "no API key set: the embedded offline model"
 
 
 def demo(
     env: Annotated[str, typer.Option("--env", metavar="ID", help="Environment id, 0-55 (14: on the standard board).")] = "14",
+    agent: Annotated[str, typer.Option("--agent", help="The model agent: llm-strategist, or cwm (a code world model: "
+                                                        "docs/cwm.md; needs bubblewrap).")] = "llm-strategist",
     model: Annotated[str | None, typer.Option("--model", help="litellm model string or mock/<name> (default: see above).")] = None,
-    budget: Annotated[int, typer.Option("--budget", help="Adaptation games (self-play).")] = 200,
+    budget: Annotated[int | None, typer.Option("--budget", help="Adaptation games (self-play; default 200, cwm 40).",
+                                               show_default=False)] = None,
     batch: Annotated[int, typer.Option("--batch", help="Games per strategy (one model call each).")] = 25,
     games: Annotated[int, typer.Option("--games", help="Evaluation games per opponent, colours alternating.")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run and the matches.")] = 0,
@@ -67,13 +77,16 @@ def demo(
     max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
     reveal: Annotated[bool, typer.Option("--reveal", help="Show the condition (and K) from the start, not only after the run.")] = False,
 ) -> None:
-    """Adapt the llm-strategist to a hidden K, then compare it with baselines against the same opponents.
+    """Adapt the llm-strategist (or cwm) to a hidden K, then compare it with baselines against the same opponents.
 
-    Prints the strategist's beliefs over the budget, a table of win/draw/lose
+    Prints the agent's beliefs over the budget, a table of win/draw/lose
     rates per opponent (Wilson 95% intervals) for it and for fixed baselines,
     and the run directory (replay it with ``arena replay``). The condition
     (K) is printed only after the run, labelled so, unless ``--reveal``.
     """
+    if agent not in DEMO_AGENTS:
+        raise typer.BadParameter(f"--agent {agent!r}: choose one of {', '.join(DEMO_AGENTS)}")
+    budget = DEFAULT_BUDGETS[agent] if budget is None else budget
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
     if budget < 1:
@@ -81,16 +94,17 @@ def demo(
     environment = make_env(parse_env_id(env))
     named, options = mo.resolve(mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens,
                                               reasoning_effort, timeout, max_consecutive_failures, list(model_arg or [])))
-    chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model()
+    chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model(agent)
     check_api_key(chosen, api_base=options.api_base)  # an unknown model or a missing key: an error before anything is printed
     console = stdout_console()
     shown = f"condition {environment.condition.label}, K = {environment.condition.k} (--reveal)" if reveal else "K stays hidden"
-    console.print(f"llm-strategist with {chosen} ({why}) adapts on env {environment.id} ({environment.layout.name}) "
+    console.print(f"{agent} with {chosen} ({why}) adapts on env {environment.id} ({environment.layout.name}) "
                   f"within {budget} games; {shown}.", markup=False)
-    config = LlmRunConfig(agent="llm-strategist", model=chosen, env=environment.id, budget=budget, eval_games=games,
+    checkpoints = (batch, budget // 2, budget) if agent == "llm-strategist" else (budget,)
+    config = LlmRunConfig(agent="cwm" if agent == "cwm" else "llm-strategist", model=chosen, env=environment.id,
+                          budget=budget, eval_games=games,
                           opponents=OPPONENTS, seed=seed, batch=batch, search_depth=3, endgame=10,
-                          checkpoints=tuple(sorted({c for c in (batch, budget // 2, budget) if 0 < c <= budget})),
-                          model_options=options)
+                          checkpoints=tuple(sorted({c for c in checkpoints if 0 < c <= budget})), model_options=options)
     run_dir = run_with_progress(config, out=out)
     metrics = _read_json(run_dir / "metrics.json")
     console.print(f"Revealed after the run: env {environment.id} is {environment.name}, true K = {metrics['true_k']}.",
@@ -99,7 +113,7 @@ def demo(
         console.print(line, markup=False)
     baselines = {spec: {opponent: _match(environment, spec, opponent, games, seed) for opponent in OPPONENTS}
                  for spec in BASELINES}
-    console.print(comparison_table(environment, f"llm-strategist ({chosen})", metrics, baselines))
+    console.print(comparison_table(environment, f"{agent} ({chosen})", metrics, baselines))
     console.print(f"Run directory: {run_dir}  (arena replay {run_dir} checks the condition against the manifest's "
                   f"commitment; arena rerun {run_dir})", markup=False)
 

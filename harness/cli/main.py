@@ -29,6 +29,7 @@ from engine import (
 from harness.cli import (
     agents,
     bench,
+    bench_cwm,
     bench_paper,
     bench_sandbox,
     demo,
@@ -105,7 +106,7 @@ app = typer.Typer(
 bench_app = typer.Typer(
     help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
           "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
-          "'bench sandbox' generated code in the sandbox."),
+          "'bench sandbox' generated code in the sandbox, 'bench cwm' the code-world-model agent family by family."),
     no_args_is_help=True,
 )
 
@@ -141,6 +142,7 @@ _register(bench_app, "harness", bench.harness)
 _register(bench_app, "referee", bench.referee)
 _register(bench_app, "paper", bench_paper.paper)
 _register(bench_app, "sandbox", bench_sandbox.sandbox)
+_register(bench_app, "cwm", bench_cwm.cwm)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 _register(train_app, "posnet", train.posnet)

@@ -58,6 +58,9 @@ def run(
                                                              "model client itself, with backoff), then --on-failure."),
     on_failure: str = typer.Option("forfeit", "--on-failure", help="forfeit or random."),
     hint: str = typer.Option("ratio", "--hint", help="none, ratio or family."),
+    legal_moves: str = typer.Option("shown", "--legal-moves", help="llm-policy: shown (each move prompt lists the legal "
+                                                                  "moves) or hidden (a harder track; compare never pools "
+                                                                  "the two)."),
     max_cost_usd: float = typer.Option(None, "--max-cost-usd", help="Stop cleanly (resumable) once the model calls cost this much."),
     max_tokens: int = typer.Option(None, "--max-tokens", help="Stop cleanly once this many tokens in all were used "
                                                               "(a reply's length: --max-reply-tokens)."),
@@ -83,9 +86,19 @@ def run(
                                     "every game scored by the referee."),
     cwm_mode: str = typer.Option("tree", "--cwm-mode", help="cwm: refine programs by REx tree search (tree) or by "
                                                             "conversation."),
-    cwm_explore: int = typer.Option(20, "--cwm-explore", help="cwm: exploration games before the first program."),
+    cwm_explore: int = typer.Option(20, "--cwm-explore", help="cwm: exploration games (at most) before the first program."),
+    cwm_random: int = typer.Option(8, "--cwm-random", help="cwm: of which uniformly random; the rest are steered towards "
+                                                          "final shares that split the K values the outcomes still allow."),
     cwm_calls: int = typer.Option(12, "--cwm-calls", help="cwm: model calls over the whole adaptation."),
-    cwm_simulations: int = typer.Option(100, "--cwm-simulations", help="cwm: MCTS simulations per move on the program."),
+    cwm_simulations: int = typer.Option(400, "--cwm-simulations", help="cwm: MCTS simulations per move on the program "
+                                                                       "(evaluation games)."),
+    cwm_adapt_simulations: int = typer.Option(50, "--cwm-adapt-simulations", help="cwm: MCTS simulations per move in its "
+                                                                                  "self-play games after exploration."),
+    cwm_planner: str = typer.Option("mcts", "--cwm-planner", help="cwm: search on the program: mcts or minimax "
+                                                                  "(iterative-deepening alpha-beta)."),
+    cwm_depth: int = typer.Option(4, "--cwm-depth", help="cwm: minimax's deepest iteration (plies)."),
+    cwm_reject: int = typer.Option(3, "--cwm-reject", help="cwm: the best distinct programs of a refinement episode that "
+                                                           "play each other, clear losers discarded (0: no rejection)."),
     cwm_heldout: int = typer.Option(10_000, "--cwm-heldout", help="cwm: random-play transitions of the true engine "
                                                                   "in the held-out tests."),
     unsandboxed: bool = typer.Option(False, "--unsandboxed", help="cwm: run generated code without bubblewrap (rlimits "
@@ -116,11 +129,12 @@ def run(
             config = LlmRunConfig(
                 agent=agent, model=model, env=env, budget=budget, eval_games=eval_games,
                 opponents=tuple(parse_specs(opponents or ["random"], "--opponents")),
-                seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint,
+                seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint, legal_moves=legal_moves,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
                 endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
                 referee=not in_process, cwm_mode=cwm_mode, cwm_explore=cwm_explore, cwm_calls=cwm_calls,
-                cwm_simulations=cwm_simulations, cwm_heldout=cwm_heldout, unsandboxed=unsandboxed,
+                cwm_simulations=cwm_simulations, cwm_adapt_simulations=cwm_adapt_simulations, cwm_random=cwm_random,
+                cwm_heldout=cwm_heldout, cwm_planner=cwm_planner, cwm_depth=cwm_depth, cwm_reject=cwm_reject, unsandboxed=unsandboxed,
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None

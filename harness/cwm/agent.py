@@ -2,15 +2,26 @@
 
 ``adapt(arena)``:
 
-1. *Explore*: ``explore_games`` uniformly random self-play games through
-   :meth:`harness.play.arena.Arena.play_verified`. Every ``holdout_every``-th is
-   held out: never shown to the model, it measures test accuracy.
+1. *Explore*: ``explore_random`` uniformly random self-play games through
+   :meth:`harness.play.arena.Arena.play_verified` (every ``holdout_every``-th is
+   held out: never shown to the model, it measures test accuracy), then *active*
+   exploration up to ``explore_games`` games: while the outcomes seen still allow
+   K on both sides of some final share the games can reach (the feasible set of
+   :mod:`agents.interval_belief`), a self-play game is steered towards the share
+   that splits them (:func:`agents.interval.probe_policies`, the interval agent's
+   probes), so the evidence the model writes its reward code from pins K down.
 2. *Synthesize and refine* (:class:`~harness.cwm.refine.Synthesizer`): a program
    from ``cwm_synthesize.j2``, refined (``conversation`` or ``tree`` mode) against
    the unit tests of the shown games (:mod:`harness.cwm.tests_from_games`) until
-   it passes them all or the episode's calls are spent; the best is kept.
-3. *Play* the rest of the budget by self-play with MCTS on the program, inside
-   the sandbox (``worker.plan``). Every move is still verified by the true engine:
+   it passes them all or the episode's calls are spent; the best is kept. When
+   several distinct programs of the episode share the best score, up to
+   ``reject_candidates`` of them play each other in the sandbox, each program in
+   turn the host (:mod:`harness.cwm.rejection`, the seed paper's bad-sample
+   rejection); clear losers are discarded and the kept one with the best mean
+   payoff is used.
+3. *Play* the rest of the budget by self-play with MCTS (``planner="mcts"``) or
+   iterative-deepening alpha-beta (``"minimax"``) on the program, inside the
+   sandbox (``worker.plan``). Every move is still verified by the true engine:
    when the program's legal moves disagree with the engine's, the disagreement is
    counted as a model error, a random legal move is played, and the step becomes
    a transition test. A finished game whose rewards the program's ``returns``
@@ -37,37 +48,56 @@ from typing import Any
 import numpy as np
 
 from agents.base import AgentContext
-from agents.interval_belief import KInterval
+from agents.interval import IntervalConfig, final_total, probe_policies
+from agents.interval_belief import InconsistentRecord, KInterval, probe_target
+from agents.search.api import SearchTables
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
+from harness.cwm.finalists import RejectionConfig, choose_final
 from harness.cwm.probe import implied_interval
 from harness.cwm.refine import Candidate, RefineConfig, Synthesizer
 from harness.cwm.tests_from_games import TestSuite, UnitTest, random_transitions, run_tests
 from harness.cwm.world import Outcome, Step, evidence_rows, final_state, state_json
 from harness.models.client import ModelClient
 from harness.play.decisions import MoveDecision
+from harness.play.game import Decide, from_policy
 from harness.prompting.policy_agent import PHASE_CODES, BeliefSink, CallSink, GameSink, MemoryAgent, _no_call
 from harness.prompting.renderer import PromptRenderer
 from harness.sandbox.client import SandboxWorker
+
+PLANNERS = ("mcts", "minimax")
 
 
 @dataclass(frozen=True)
 class CwmConfig:
     """Exploration, model calls, planning."""
 
-    explore_games: int = 20
-    holdout_every: int = 4  # every n-th exploration game is held out (0: none)
+    explore_games: int = 20  # exploration games at most (random, then steered) before the first program
+    explore_random: int = 8  # of which uniformly random (the rest steered towards informative shares while any is left)
+    holdout_every: int = 4  # every n-th random exploration game is held out (0: none)
     heldout_transitions: int = 10_000  # random-play transitions of the true engine in the held-out set
     max_calls: int = 12  # model calls over the whole adaptation
-    simulations: int = 100
+    simulations: int = 400  # MCTS simulations per move of a frozen (evaluation) game
+    adapt_simulations: int = 50  # per move of the self-play games after exploration (they look for surprises)
     max_plies: int = 200
     uct_c: float = 1.4
+    planner: str = "mcts"  # or "minimax": iterative-deepening alpha-beta on the program
+    depth: int = 4  # minimax: the deepest iteration
+    max_nodes: int = 20_000  # minimax: positions per move
+    leaf_playouts: int = 4  # minimax: random playouts valuing a leaf cut by depth (when the program has no value())
+    rejection: RejectionConfig = field(default_factory=RejectionConfig)
     refine: RefineConfig = field(default_factory=RefineConfig)
     hint_level: str = "none"  # for the shared system prompt of MemoryAgent (the cwm prompts hold their own rules)
 
     def __post_init__(self) -> None:
-        if self.explore_games < 0 or self.max_calls < 1 or self.simulations < 1 or self.holdout_every < 0:
-            raise ValueError("cwm: explore_games, holdout_every >= 0; max_calls, simulations >= 1")
+        if min(self.explore_games, self.explore_random, self.holdout_every) < 0 or min(self.max_calls, self.simulations,
+                                                                                        self.adapt_simulations) < 1:
+            raise ValueError("cwm: explore_games, explore_random, holdout_every >= 0; max_calls, simulations, "
+                             "adapt_simulations >= 1")
+        if self.planner not in PLANNERS:
+            raise ValueError(f"cwm: planner {self.planner!r}: choose one of {', '.join(PLANNERS)}")
+        if min(self.depth, self.max_nodes) < 1 or self.leaf_playouts < 0:
+            raise ValueError("cwm: depth and max_nodes >= 1, leaf_playouts >= 0")
 
 
 class CwmAgent(MemoryAgent):
@@ -88,12 +118,18 @@ class CwmAgent(MemoryAgent):
                                  seed=seed, on_candidate=self._measure, budget=budget)
         self.train, self.heldout = TestSuite(), TestSuite()
         self.shown: list[Outcome] = []
-        self.totals: set[int] = set()
+        self.totals: set[int] = {final_total(self.rules)}  # final disc totals: a full board, then those seen
         self.best: Candidate | None = None
         self.worker: SandboxWorker | None = None
         self.steps: list[dict[str, Any]] = []
+        self.rejections: list[dict[str, Any]] = []  # every bad-sample rejection: when, the payoffs, who was kept
         self.model_errors = self.surprises = self.plan_failures = 0
         self.interval: KInterval | None = None
+        self.feasible = KInterval.everything()  # what the outcomes themselves allow (all games, held-out ones too)
+        self.steered = 0  # exploration games steered towards an informative share
+        self._unchanged = 0  # steered games in a row that left the feasible set as it was
+        self._explored = False  # exploration is over (it never starts again)
+        self._tables: SearchTables | None = None
         self._random_tests: list[UnitTest] | None = None
         self._new_tests = False
 
@@ -102,10 +138,10 @@ class CwmAgent(MemoryAgent):
     async def adapt_async(self, arena: Any) -> None:
         """Explore, synthesize, refine, then play the rest of the budget on the program (module docstring)."""
         self.rebuild_memory(arena)
-        for index, record in enumerate(arena.ledger.records):
-            self._learn(index, record, exploration=index < self.config.explore_games)
-        while arena.remaining > 0 and arena.games_played < self.config.explore_games:
-            await self._play(arena, self._random_decider("adapt", arena.games_played), exploration=True)
+        for index, record in enumerate(arena.ledger.records):  # a resumed run: the same decisions as when they were played
+            self._learn(index, record, exploration=self._exploring(index))
+        while arena.remaining > 0 and self._exploring(arena.games_played):
+            await self._play(arena, *self._exploration_deciders(arena.games_played), exploration=True)
         await self._improve(arena.games_played, first=self.best is None)
         while arena.remaining > 0:
             await self._play(arena, self.decider("adapt", arena.games_played), exploration=False)
@@ -114,9 +150,33 @@ class CwmAgent(MemoryAgent):
         if self.worker is not None:
             self.interval = implied_interval(self.worker, self.rules, self.totals)  # over every total seen
 
-    async def _play(self, arena: Any, decide: Callable[[Observation], MoveDecision], exploration: bool) -> None:
+    def _exploring(self, index: int) -> bool:
+        """Whether game ``index`` explores: one of the first ``explore_random``, or, up to ``explore_games``,
+        while every game before it explored and some reachable share is still informative."""
+        if index < self.config.explore_random:
+            return True
+        if self._explored or index >= self.config.explore_games or probe_target(self.feasible, self.totals) is None:
+            self._explored = True
+        return not self._explored
+
+    def _exploration_deciders(self, index: int) -> tuple[Decide, Decide]:
+        """Random play for the first ``explore_random`` games, then a probe towards the share that splits the feasible set."""
+        if index < self.config.explore_random:
+            decide = self._random_decider("adapt", index)
+            return decide, decide
+        target = probe_target(self.feasible, self.totals)
+        assert target is not None  # _exploring said so
+        if self._tables is None:
+            self._tables = SearchTables(self.rules.layout)
+        rng = np.random.default_rng([self.seed, PHASE_CODES["adapt"], index, 2])
+        random_plies = int(rng.integers(0, 2 * self._unchanged + 1))  # vary the games once probes stop teaching
+        black, white = probe_policies(self.rules, self._tables, IntervalConfig(), rng, float(target), index, random_plies)
+        return from_policy(black), from_policy(white)
+
+    async def _play(self, arena: Any, decide_black: Decide, decide_white: Decide | None = None, *,
+                    exploration: bool) -> None:
         index = arena.games_played
-        game, _ = await arena.play_verified(decide, decide, (self.name, self.name))
+        game, _ = await arena.play_verified(decide_black, decide_white or decide_black, (self.name, self.name))
         self.remember(game.record, index % 2)
         self._learn(index, game.record, exploration)
         if self.on_game is not None:
@@ -125,8 +185,10 @@ class CwmAgent(MemoryAgent):
     def _learn(self, index: int, record: Any, exploration: bool) -> None:
         """Turn a finished game into tests: all its steps if a shown exploration game, else its outcome."""
         moves, rewards = list(record.moves), (int(record.rewards[0]), int(record.rewards[1]))
-        held = exploration and self.config.holdout_every and index % self.config.holdout_every == self.config.holdout_every - 1
+        every = self.config.holdout_every
+        held = exploration and index < self.config.explore_random and every and index % every == every - 1
         self.totals.add(record.black + record.white)
+        self._narrow(record, steered=exploration and index >= self.config.explore_random)
         if held:
             self.heldout.add_game(self.rules, moves, rewards, index)
             return
@@ -139,6 +201,17 @@ class CwmAgent(MemoryAgent):
                 self.surprises += 1
                 self._new_tests = True
 
+    def _narrow(self, record: Any, steered: bool) -> None:
+        """The feasible set after one more finished game; counts steered games and those that taught nothing."""
+        before = self.feasible
+        try:
+            self.feasible = self.feasible.update(record)
+        except InconsistentRecord:  # no threshold rule explains the outcomes: keep what was known
+            return
+        if steered:
+            self.steered += 1
+            self._unchanged = self._unchanged + 1 if self.feasible == before else 0
+
     async def _improve(self, games_played: int, first: bool) -> None:
         """Synthesize (first time) or re-test the best program on the tests now known, then refine it."""
         self._new_tests = False
@@ -146,12 +219,17 @@ class CwmAgent(MemoryAgent):
         left = self.config.max_calls - self.synth.calls
         if left <= 0 or not tests:
             return
+        episode = len(self.synth.tested)
         if first or self.best is None:
             start = await self.synth.synthesize(tests, evidence, games_played)
             left -= 1
         else:
             start = await self.synth.rescore(self.best, tests)
         best = await self.synth.refine(start, tests, evidence, games_played, min(left, self.config.refine.calls_per_episode))
+        best, rejection = choose_final(best, self.synth.tested[episode:], self.rules, self.config.rejection,
+                                       self.config.refine, seed=self.seed * 100_003 + games_played)
+        if rejection is not None:
+            self.rejections.append({"games_played": games_played, **rejection})
         if best.source is not None and (self.best is None or best.source != self.best.source):
             self._use(best)
         elif best.source is not None:
@@ -213,8 +291,7 @@ class CwmAgent(MemoryAgent):
             answer = worker.call("legal_actions", [state])
             if not answer.ok or not isinstance(answer.value, list) or sorted(answer.value) != legal:
                 return self._model_error(obs, legal, rng, phase)
-            plan = worker.plan("mcts", state=state, simulations=self.config.simulations, c=self.config.uct_c,
-                               max_plies=self.config.max_plies, seed=int(rng.integers(2**31)))
+            plan = self._plan(worker, state, phase, int(rng.integers(2**31)))
             if not plan.ok or plan.value.get("action") not in legal:
                 self.plan_failures += 1
                 return MoveDecision(int(legal[rng.integers(len(legal))]), False, [])
@@ -222,6 +299,16 @@ class CwmAgent(MemoryAgent):
 
         decide.name = self.name  # type: ignore[attr-defined]
         return decide
+
+    def _plan(self, worker: SandboxWorker, state: dict[str, Any], phase: str, seed: int) -> Any:
+        """One planning call inside the program's worker: MCTS or minimax, as configured."""
+        config = self.config
+        if config.planner == "minimax":
+            return worker.plan("minimax", state=state, depth=config.depth, max_nodes=config.max_nodes, seed=seed,
+                               leaf_playouts=config.leaf_playouts, max_plies=config.max_plies)
+        simulations = config.simulations if phase == "eval" else config.adapt_simulations
+        return worker.plan("mcts", state=state, simulations=simulations, c=config.uct_c, max_plies=config.max_plies,
+                           seed=seed)
 
     def _model_error(self, obs: Observation, legal: list[int], rng: np.random.Generator, phase: str) -> MoveDecision:
         """A legal-move disagreement: counted, a random legal move played, the step a new transition test."""
@@ -261,8 +348,10 @@ class CwmAgent(MemoryAgent):
             for kind, count in self.worker.failures.items():
                 failures[kind] = failures.get(kind, 0) + count
         return {"model_calls": self.synth.calls, "code_errors": self.synth.code_errors, "model_errors": self.model_errors,
-                "surprises": self.surprises, "plan_failures": self.plan_failures, "sandbox_failures": failures,
-                "k_interval": self.interval.describe() if self.interval is not None else None,
+                "surprises": self.surprises, "steered_games": self.steered, "plan_failures": self.plan_failures,
+                "sandbox_failures": failures, "k_interval": self.interval.describe() if self.interval is not None else None,
+                "feasible": self.feasible.describe(), "rejections": len(self.rejections),
+                "rejected": sum(len(r["calls"]) - len(r["kept"]) for r in self.rejections),
                 "tests": len(self.train), "heldout_tests": len(self.heldout)}
 
     def close(self) -> None:

@@ -91,6 +91,7 @@ class Synthesizer:
         self.calls = 0
         self.code_errors = 0
         self.sandbox_failures: dict[str, int] = {}
+        self.tested: list[Candidate] = []  # every usable candidate, in the order written (rescored ones again)
         self._rng = random.Random(seed)
         self._layout = rules_layout(rules)
 
@@ -148,7 +149,10 @@ class Synthesizer:
             template_hash=template_hash, reason=reason,
         ))
         dialogue = list(messages) + ([{"role": "assistant", "content": text or ""}] if response is not None else [])
-        return Candidate(source if usable else None, score, self.calls, dialogue)
+        candidate = Candidate(source if usable else None, score, self.calls, dialogue)
+        if usable:
+            self.tested.append(candidate)
+        return candidate
 
     async def _test(self, source: str, tests: Sequence[UnitTest]) -> Score:
         worker = SandboxWorker(source, self.config.limits, unsandboxed=self.config.unsandboxed)
@@ -169,8 +173,10 @@ class Synthesizer:
         """``candidate`` scored again on ``tests`` (new tests added since it was written)."""
         if candidate.source is None:
             return candidate
-        return Candidate(candidate.source, await self._test(candidate.source, tests), candidate.call,
-                         candidate.messages, candidate.refined)
+        rescored = Candidate(candidate.source, await self._test(candidate.source, tests), candidate.call,
+                             candidate.messages, candidate.refined)
+        self.tested.append(rescored)
+        return rescored
 
     # ------------------------------------------------------------------ synthesis and refinement
 

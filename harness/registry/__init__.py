@@ -2,5 +2,5 @@
 users' own agents from outside the project (``plugins``: ``--plugin`` files and modules, installed entry
 points; ``importing`` imports them).
 
-May import: ``engine``, ``agents``, ``harness.play``, ``harness.models``, ``harness.prompting``.
+May import: ``engine``, ``agents``, ``harness.play``, ``harness.models``, ``harness.prompting``, ``harness.cwm``.
 """

@@ -38,6 +38,7 @@ FAMILY_MODULES = (
     "agents.interval",
     "harness.prompting.policy_agent",
     "harness.prompting.strategist_agent",
+    "harness.cwm.spec",
 )
 
 _REGISTRY: dict[str, AgentEntry] = {}

@@ -231,7 +231,8 @@ def estimate_run(config: LlmRunConfig, *, latency_s: float = 1.0, renderer: Prom
             step = max(1, len(positions) // POSITIONS_PER_POINT)
             sample = positions[games_played % step::step] or positions
             return float(np.mean([ask(renderer.render_reusing("move", {"memory": block.text}, **move_context(
-                observe(rules, s), block.view, games_played, config.budget)).text) for s in sample]))
+                observe(rules, s), block.view, games_played, config.budget, config.legal_moves == "shown")).text)
+                for s in sample]))
 
         adapt_calls = round(config.budget * moves_per_game)
         adapt_tokens = float(np.mean([move_tokens(p) for p in points])) if points else 0.0

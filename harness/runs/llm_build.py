@@ -12,21 +12,20 @@ from harness.records.provenance import git_commit, harness_version, versions
 from harness.records.transcript import GameEntry, RunManifest
 from harness.runs.llm_config import LlmRunConfig
 from harness.runs.llm_results import read_beliefs
-from harness.runs.model_agents import CwmSettings, ModelAgentRecipe
+from harness.runs.model_agents import ModelAgentRecipe, cwm_settings
 
 
 def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe:
     """The agent's settings from the run's config: everything but the environment."""
     return ModelAgentRecipe(
         agent=config.agent, model=config.model, budget=config.budget, seed=config.seed, hint=config.hint,
+        legal_moves=config.legal_moves,
         max_retries=config.max_retries, on_failure=config.on_failure, memory_tokens=config.memory_tokens,
         checkpoints=config.belief_checkpoints(), batch=config.batch, search_depth=config.search_depth,
         endgame=config.endgame, concurrency=config.concurrency, max_cost_usd=config.max_cost_usd,
         max_tokens=config.max_tokens, backoff_base_s=config.backoff_base_s, model_options=config.model_options,
         beliefs_done=tuple(beliefs_done),
-        cwm=CwmSettings(explore_games=config.cwm_explore, mode=config.cwm_mode, max_calls=config.cwm_calls,
-                        simulations=config.cwm_simulations, heldout_transitions=config.cwm_heldout,
-                        unsandboxed=config.unsandboxed) if config.agent == "cwm" else None,
+        cwm=cwm_settings(config),
     )
 
 

@@ -59,6 +59,7 @@ class LlmRunConfig(BaseModel):
     max_retries: int = Field(default=2, ge=0)
     on_failure: Literal["forfeit", "random"] = "forfeit"
     hint: Literal["none", "ratio", "family"] = "ratio"
+    legal_moves: Literal["shown", "hidden"] = "shown"  # llm-policy: whether each move prompt lists the legal moves (a track)
     max_cost_usd: float | None = None
     max_tokens: int | None = None
     checkpoints: tuple[int, ...] | None = None
@@ -69,10 +70,15 @@ class LlmRunConfig(BaseModel):
     endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
     concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
     model_options: ModelOptions = ModelOptions()  # endpoint, sampling, timeout, pass-through arguments (never keys)
-    cwm_explore: int = Field(default=20, ge=0)  # cwm: exploration games before the first program
+    cwm_explore: int = Field(default=20, ge=0)  # cwm: exploration games (at most) before the first program
+    cwm_random: int = Field(default=8, ge=0)  # cwm: of which uniformly random (the rest steered to informative shares)
     cwm_mode: Literal["tree", "conversation"] = "tree"  # cwm: refinement by REx tree search or by conversation
     cwm_calls: int = Field(default=12, ge=1)  # cwm: model calls over the whole adaptation
-    cwm_simulations: int = Field(default=100, ge=1)  # cwm: MCTS simulations per move on the program
+    cwm_simulations: int = Field(default=400, ge=1)  # cwm: MCTS simulations per move on the program (evaluation)
+    cwm_adapt_simulations: int = Field(default=50, ge=1)  # cwm: the same in its self-play games after exploration
+    cwm_planner: Literal["mcts", "minimax"] = "mcts"  # cwm: the search on the program
+    cwm_depth: int = Field(default=4, ge=1)  # cwm: minimax's deepest iteration
+    cwm_reject: int = Field(default=3, ge=0)  # cwm: best programs of an episode that play each other (< 2: no rejection)
     cwm_heldout: int = Field(default=10_000, ge=0)  # cwm: random-play transitions of the true engine in the held-out tests
     unsandboxed: bool = False  # cwm: run generated code without bubblewrap (rlimits only; the report says UNSANDBOXED)
     referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)

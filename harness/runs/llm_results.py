@@ -13,6 +13,7 @@ from harness.prompting.beliefs import score_belief
 from harness.records.commitment import SALT_FILE, condition_text, read_salt
 from harness.records.transcript import CallEntry, GameEntry, TranscriptReader
 from harness.registry.specs import canonical_spec, parse_spec
+from harness.runs.cwm_plot import plot_cwm_accuracy
 from harness.runs.llm_config import (
     AGENT_FILE,
     BELIEFS_FILE,
@@ -51,6 +52,7 @@ def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | No
         metrics["strategy_failures"] = sum(not line["new"] for line in strategies)
     if config.agent == "cwm":
         metrics["cwm"] = cwm_metrics(config, run_dir / AGENT_FILE)
+        metrics["cwm"]["plot"] = plot_cwm_accuracy(metrics["cwm"]["steps"], run_dir)
     committed = reader.manifest().condition_sha256
     if committed is not None:  # revealed here, at the end: the condition and the salt the manifest committed to
         metrics["commitment"] = {"condition": condition_text(make_env(config.env).condition), "salt": read_salt(run_dir),
@@ -77,15 +79,18 @@ def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[Ca
         belief_scores.append({"checkpoint": line["checkpoint"], "belief": line["belief"], "score": scored, "error": line["error"]})
     failures = sum((g.failures for g in games), FailureCounts())  # move attempts, once per game on record
     other = call_failures(calls)
-    paid = [c for c in calls if not c.cache_hit]  # cache hits cost no tokens and no dollars
+    cached = [c for c in calls if c.cache_hit]  # answered from the cache: paid for once, when first asked
     return {
         "adapt_games": sum(g.phase == "adapt" for g in games), "eval_games": sum(g.phase == "eval" for g in games),
         "evaluation": evaluation, "beliefs": belief_scores,
         "belief_failures": sum(line["belief"] is None for line in beliefs),
         "failures": failures.model_dump(), "call_failures": other, "failed_attempts": failures.total + sum(other.values()),
         "calls": len(calls), "cache_hits": sum(c.cache_hit for c in calls),
-        "tokens_in": sum(c.tokens_in for c in paid), "tokens_out": sum(c.tokens_out for c in paid),
-        "cost_usd": sum(c.cost_usd for c in paid), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
+        # The run's calls as an uninterrupted run makes them (a resumed run's cache hits included: a killed process
+        # paid for them), and the part of them answered from the cache (not charged again in this process).
+        "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls),
+        "cost_usd": sum(c.cost_usd for c in calls), "cached_tokens_in": sum(c.tokens_in for c in cached),
+        "cached_tokens_out": sum(c.tokens_out for c in cached), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
     }
 
 
@@ -123,8 +128,9 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         f"Failed attempts: {metrics['failed_attempts']} ({failure_text(metrics)}); forfeits "
         f"{metrics['failures'].get('forfeits', 0)}, random fallbacks {metrics['failures'].get('fallbacks', 0)}; "
         f"belief failures: {metrics['belief_failures']}.",
-        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens paid for {metrics['tokens_in']} in, "
-        f"{metrics['tokens_out']} out; cost ${metrics['cost_usd']:.4f}."]
+        f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens {metrics['tokens_in']} in, "
+        f"{metrics['tokens_out']} out (of which from the cache, not charged again: {metrics.get('cached_tokens_in', 0)} "
+        f"in, {metrics.get('cached_tokens_out', 0)} out); cost ${metrics['cost_usd']:.4f}."]
     if "cwm" in metrics:
         lines += cwm_lines(metrics["cwm"])
     if metrics["stopped"]:
@@ -162,11 +168,15 @@ def cwm_lines(cwm: dict[str, Any]) -> list[str]:
     lines = ["", f"Code world model: sandbox {cwm['sandbox']}; K interval of the final reward code: "
              f"{counts.get('k_interval') or 'none (no program fits a threshold)'}; model calls {counts.get('model_calls', 0)}, "
              f"code errors {counts.get('code_errors', 0)}, model errors {counts.get('model_errors', 0)}, "
-             f"surprises {counts.get('surprises', 0)}, sandbox failures {counts.get('sandbox_failures') or 'none'}."]
+             f"surprises {counts.get('surprises', 0)}, sandbox failures {counts.get('sandbox_failures') or 'none'}.",
+             f"Exploration: {counts.get('steered_games', 0)} games steered towards informative shares; K allowed by the "
+             f"outcomes: {counts.get('feasible') or 'not reported'}."]
     if final:
         accuracy = {key: final.get(key) for key in ("train_transition", "train_outcome", "test_transition", "test_outcome")}
         lines.append("Final program: " + ", ".join(f"{k.replace('_', ' ')} {v:.3f}" for k, v in accuracy.items()
                                                    if isinstance(v, (int, float))) + f" ({len(cwm['steps'])} candidates tested).")
+    if cwm.get("plot"):
+        lines.append(f"Accuracy against model calls: {cwm['plot']}")
     if cwm["report_error"]:
         lines.append(f"Agent report: {cwm['report_error']}")
     return lines

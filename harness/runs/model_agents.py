@@ -18,6 +18,7 @@ import numpy as np
 from agents.base import AgentContext
 from engine.protocol.observation import Observation
 from harness.cwm.agent import CwmAgent, CwmConfig
+from harness.cwm.finalists import RejectionConfig
 from harness.cwm.refine import RefineConfig
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient
@@ -28,6 +29,7 @@ from harness.prompting.renderer import PromptRenderer
 from harness.prompting.strategist_agent import LlmStrategistAgent, LlmStrategistConfig
 from harness.referee.model_process import ModelSinks
 from harness.referee.model_session import ModelSession
+from harness.runs.llm_config import LlmRunConfig
 
 ModelAgent = LlmPolicyAgent | LlmStrategistAgent | CwmAgent
 
@@ -37,11 +39,27 @@ class CwmSettings:
     """The code-world-model agent's own settings (``arena run --agent cwm``)."""
 
     explore_games: int = 20
+    explore_random: int = 8
     mode: str = "tree"
     max_calls: int = 12
-    simulations: int = 100
+    simulations: int = 400
+    adapt_simulations: int = 50
+    planner: str = "mcts"
+    depth: int = 4
+    reject_candidates: int = 3
     heldout_transitions: int = 10_000
     unsandboxed: bool = False
+
+
+def cwm_settings(config: LlmRunConfig) -> CwmSettings | None:
+    """The cwm agent's settings from a run's config (None for the other agents)."""
+    if config.agent != "cwm":
+        return None
+    return CwmSettings(explore_games=config.cwm_explore, explore_random=config.cwm_random, mode=config.cwm_mode,
+                       max_calls=config.cwm_calls, simulations=config.cwm_simulations,
+                       adapt_simulations=config.cwm_adapt_simulations, planner=config.cwm_planner,
+                       depth=config.cwm_depth, reject_candidates=config.cwm_reject, heldout_transitions=config.cwm_heldout,
+                       unsandboxed=config.unsandboxed)
 
 
 @dataclass(frozen=True)
@@ -53,6 +71,7 @@ class ModelAgentRecipe:
     budget: int
     seed: int
     hint: str
+    legal_moves: str  # "shown" or "hidden": whether llm-policy's move prompts list the legal moves
     max_retries: int
     on_failure: str
     memory_tokens: int
@@ -83,7 +102,10 @@ class ModelAgentRecipe:
             cwm = self.cwm or CwmSettings()
             return CwmAgent(
                 context, rng, client, budget=self.budget, seed=self.seed, renderer=renderer,
-                config=CwmConfig(explore_games=cwm.explore_games, max_calls=cwm.max_calls, simulations=cwm.simulations,
+                config=CwmConfig(explore_games=cwm.explore_games, explore_random=cwm.explore_random, max_calls=cwm.max_calls,
+                                 simulations=cwm.simulations, adapt_simulations=cwm.adapt_simulations,
+                                 planner=cwm.planner, depth=cwm.depth,
+                                 rejection=RejectionConfig(candidates=cwm.reject_candidates),
                                  heldout_transitions=cwm.heldout_transitions, hint_level=self.hint,
                                  refine=RefineConfig(mode=cwm.mode, params=params, unsandboxed=cwm.unsandboxed)),
                 on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, beliefs_done=self.beliefs_done,
@@ -104,6 +126,7 @@ class ModelAgentRecipe:
                 hint_level=self.hint, max_retries=self.max_retries, on_failure=self.on_failure,
                 memory_tokens=self.memory_tokens, checkpoints=self.checkpoints, params=params,
                 free_call_failures=self.model_options.max_consecutive_failures,  # as recorded, for a rerun too
+                show_legal=self.legal_moves == "shown",
             ),
             on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, beliefs_done=self.beliefs_done,
         )

@@ -114,7 +114,8 @@ class SandboxWorker:
         return reply
 
     def plan(self, planner: str, **kwargs: Any) -> Result:
-        """Planning inside the worker: ``mcts`` (state, simulations, c, max_plies, seed) or ``playouts`` (state, count...)."""
+        """Planning inside the worker: ``mcts`` (state, simulations, c, max_plies, seed), ``playouts`` (state, count...)
+        or ``minimax`` (state, depth, max_nodes, seed, leaf_playouts, max_plies)."""
         return self._request({"op": "plan", "planner": planner, "kwargs": kwargs})
 
     # -- internals --------------------------------------------------------------------------------------------

@@ -98,7 +98,9 @@ def test_an_interrupted_concurrent_evaluation_resumes_to_the_same_run(tmp_path):
     assert [g.game_index for g in kept if g.phase == "eval"] == list(range(6))  # in order, no gap
     (games, calls, metrics), (games_whole, calls_whole, metrics_whole) = _contents(cut), _contents(whole)
     assert games == games_whole and calls == calls_whole
-    metrics.pop("cache_hits"), metrics_whole.pop("cache_hits")  # calls made before the kill are cache hits on resume
+    for key in ("cache_hits", "cached_tokens_in", "cached_tokens_out"):  # calls made before the kill: cache hits on resume
+        metrics.pop(key), metrics_whole.pop(key)
+    assert metrics["tokens_in"] > 0  # the tokens of every call, as the uninterrupted run counts them
     assert metrics == metrics_whole
 
 

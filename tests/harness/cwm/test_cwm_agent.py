@@ -10,14 +10,13 @@ import pytest
 
 from agents.base import AgentContext
 from agents.interval_belief import KInterval
-from agents.simple import RandomAgent
 from engine import make_env
+from harness.bench.cwm import games_against_random
 from harness.cwm.agent import CwmAgent, CwmConfig
 from harness.cwm.refine import RefineConfig
 from harness.models.client import ModelClient
 from harness.models.coder import feasible_k, program_for, simplest_k
 from harness.play.arena import Arena
-from harness.play.game import from_policy, play_game_sync
 from harness.sandbox.limits import Limits
 
 LAYOUT = 5  # Random Board 2 (6x8, obstacles): the smallest benchmark board, so a test takes seconds
@@ -58,13 +57,7 @@ def test_frozen_cwm_mostly_beats_random_on_a_majority_board(sandbox_ready):
     try:
         asyncio.run(agent.adapt_async(Arena(env, budget=BUDGET)))
         agent.freeze()
-        wins = 0
-        for game in range(6):
-            random_player = from_policy(RandomAgent(AgentContext(env.rules), np.random.default_rng(game)))
-            mine = agent.decider("eval", game)
-            sides = (mine, random_player) if game % 2 == 0 else (random_player, mine)
-            verified, _ = play_game_sync(env.rules, env.condition, *sides)
-            wins += verified.record.rewards[game % 2] == 1
+        wins, _ = games_against_random(agent, env, 6, seed=0)
         assert wins >= 5
     finally:
         agent.close()

@@ -138,10 +138,10 @@ def test_agents_refuse_the_global_random_module(context):
         make_agent("random", context, np.random)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("name", ["llm-policy", "llm-strategist"])
+@pytest.mark.parametrize("name", ["llm-policy", "llm-strategist", "cwm"])
 def test_model_driven_agents_are_listed_and_point_to_arena_run(name):
     entry = registry()[name]
     assert entry.model_driven and not entry.privileged
-    assert all(not e.model_driven for n, e in registry().items() if not n.startswith("llm-"))
+    assert {n for n, e in registry().items() if e.model_driven} == {"llm-policy", "llm-strategist", "cwm"}
     with pytest.raises(AgentSpecError, match=rf"arena run --agent {name} --model"):
         make_agent(name, AgentContext(make_env(0).rules), np.random.default_rng(0))

@@ -19,7 +19,8 @@ ENV = 40  # K = 1/5 on a 6x8 board
 
 def config(**changes) -> LlmRunConfig:
     settings = dict(agent="cwm", model="mock/coder", env=ENV, budget=14, eval_games=2, opponents=("random",), seed=1,
-                    checkpoints=(), cwm_explore=8, cwm_simulations=8, cwm_heldout=200)
+                    checkpoints=(), cwm_explore=8, cwm_random=4, cwm_simulations=8, cwm_adapt_simulations=8,
+                    cwm_heldout=200)
     return LlmRunConfig(**{**settings, **changes})
 
 
@@ -40,14 +41,19 @@ def test_a_cwm_run_adapts_reports_its_program_and_replays_and_reruns(tmp_path, m
     assert metrics["referee"].startswith("referee process (enforced")
     report = (run_dir / "report.md").read_text()
     assert "Code world model: sandbox bubblewrap; K interval of the final reward code:" in report
+    steered = cwm["counts"]["steered_games"]
+    assert 1 <= steered <= 4 and f"Exploration: {steered} games steered towards informative shares" in report
+    assert cwm["plot"] == "cwm-accuracy.png" and (run_dir / "cwm-accuracy.png").read_bytes()[:4] == b"\x89PNG"
+    assert "Accuracy against model calls: cwm-accuracy.png" in report
     calls = TranscriptReader(run_dir).calls()
     assert len(calls) == cwm["counts"]["model_calls"] and all(c.reply for c in calls)  # every program asked for, on record
     assert_replays_and_reruns(run_dir, tmp_path, monkeypatch, games=14 + 2)
 
 
-def test_an_interrupted_cwm_run_resumes_to_the_uninterrupted_games(tmp_path):
-    whole, cut, kept = interrupted_then_resumed(config(), tmp_path, stop_at=lambda entry: entry.game_index == 10)
-    assert len(kept) == 11
+@pytest.mark.parametrize("cut_at", [5, 10])  # during the steered exploration; after the program is written
+def test_an_interrupted_cwm_run_resumes_to_the_uninterrupted_games(tmp_path, cut_at):
+    whole, cut, kept = interrupted_then_resumed(config(), tmp_path, stop_at=lambda entry: entry.game_index == cut_at)
+    assert len(kept) == cut_at + 1
 
     def moves(run):
         return [(g.phase, g.game_index, g.moves, g.rewards) for g in TranscriptReader(run).games()]

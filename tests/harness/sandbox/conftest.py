@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+from sandbox_limits import TEST_LIMITS
 
 from harness.sandbox import command
 from harness.sandbox.client import SandboxWorker
@@ -26,7 +27,6 @@ def is_terminal(state):
 def returns(state):
     return [1, -1] if state["n"] % 2 else [-1, 1]
 '''
-TEST_LIMITS = Limits(call_s=20.0, start_s=20.0, memory_bytes=512 << 20, processes=8)
 
 
 @pytest.fixture

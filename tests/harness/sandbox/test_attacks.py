@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sandbox_limits import TEST_LIMITS
 
 from harness.sandbox.failures import FailureKind
 from harness.sandbox.limits import Limits
@@ -33,8 +34,6 @@ def run_attack(worker):
 
 
 def _limits(**changes: object) -> Limits:
-    from conftest import TEST_LIMITS
-
     return dataclasses.replace(TEST_LIMITS, **changes)  # type: ignore[arg-type]
 
 

@@ -1,0 +1,40 @@
+"""``cwm:model=M``: the code-world-model agent built from a spec writes its program before its first move."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import AgentContext
+from agents.spec import AgentSpecError
+from engine import make_env
+from harness.play.game import play_game
+from harness.records.entries import CallEntry
+from harness.registry.specs import make_agent
+
+ENV = make_env(5)  # K > 1 on the 6x8 board: the prior of mock/coder (a plain majority) is right here
+
+
+@pytest.mark.parametrize("planner", ["mcts", "minimax"])
+def test_a_cwm_spec_writes_its_program_from_the_rules_then_plans_on_it(sandbox_ready, planner):
+    calls: list[dict] = []
+    agent = make_agent(f"cwm:model=mock/coder,simulations=16,depth=2,planner={planner}",
+                       AgentContext(ENV.rules, record_call=calls.append), np.random.default_rng(1))
+    try:
+        wins = 0
+        for game in range(2):
+            opponent = make_agent("random", AgentContext(ENV.rules), np.random.default_rng(game))
+            players = (agent, opponent) if game == 0 else (opponent, agent)
+            wins += play_game(ENV.rules, ENV.condition, *players).rewards[game] == 1
+        assert len(calls) == 1 and calls[0]["failure_kind"] is None and "def returns" in calls[0]["reply"]
+        CallEntry.model_validate({"call_index": 0, **calls[0]})  # what a transcript writer accepts
+        assert agent.best is not None and agent.best.score.all_passed  # every random-play transition test
+        assert agent.counts()["model_errors"] == 0 and agent.counts()["plan_failures"] == 0
+        assert wins == 2
+    finally:
+        agent.close()
+
+
+def test_a_cwm_spec_needs_a_model():
+    with pytest.raises(AgentSpecError, match="model"):
+        make_agent("cwm", AgentContext(ENV.rules), np.random.default_rng(0))

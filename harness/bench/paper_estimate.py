@@ -10,7 +10,8 @@ Nothing is written and no model is asked:
   agent in its own process, unless ``--in-process``), each agent adapts with a budget of
   :data:`PROBE_ADAPT_GAMES` games, then (frozen) plays :data:`PROBE_GAMES` games against each
   opponent; the seconds are scaled by the plan's counts and the pairs spread over ``jobs`` workers.
-  Other layouts (larger boards) and later adaptation may be slower. A model agent with a real model is not played (that would call it): its time is its model calls at
+  Other layouts (larger boards) and later adaptation may be slower. A model agent with a real
+  model is not played (that would call it): its time is its model calls at
   ``latency_s`` a call, the opponents' search not counted;
 - **model agents** (``llm-policy``, ``llm-strategist``, ``cwm`` with ``model=M``): calls, tokens and
   dollars per pair from :func:`harness.runs.estimate.estimate_run`, with the checkpoint games
@@ -44,6 +45,7 @@ from harness.tournaments.plan import is_privileged
 
 PROBE_ADAPT_GAMES = 20  # adaptation budget timed per agent (or the plan's budget, if smaller)
 PROBE_GAMES = 2  # games timed per (agent, opponent)
+SLOW_GAME_S = 1.0  # an agent whose first game takes longer is timed on one game per opponent, without warm-ups
 MODEL_AGENTS = ("llm-policy", "llm-strategist", "cwm")
 
 
@@ -77,6 +79,7 @@ class PaperEstimate(BaseModel):
     probe_env: int
     adapt_seconds: dict[str, float | None]  # agent -> estimated seconds of one pair's adaptation (None: a real model)
     adapt_probe: dict[str, tuple[int, int]]  # agent -> (games the probe's adaptation played, the probe's budget)
+    probe_errors: dict[str, str] = {}  # agent -> why its probe failed (a run would likely fail its pairs too)
     game_seconds: dict[str, dict[str, float | None]]  # agent -> opponent label -> seconds per game
     model_costs: tuple[ModelCost, ...]
     latency_s: float
@@ -131,9 +134,13 @@ class PaperEstimate(BaseModel):
                  f"in total: {self.pairs * plan.budget:,} adaptation + {self.pairs * self.checkpoint_games_per_pair:,} "
                  f"checkpoint + {self.pairs * self.eval_games_per_pair:,} evaluation games"]
         lines += [f"left out: {m}" for m in plan.missing_opponents]
-        lines.append(f"wall time: ~{duration(self.wall_seconds)} at --jobs {self.jobs}")
+        untimed = f" (not counting {', '.join(self.probe_errors)}: not timed)" if self.probe_errors else ""
+        lines.append(f"wall time: ~{duration(self.wall_seconds)} at --jobs {self.jobs}{untimed}")
         for agent in plan.agents:
             adapt_s = self.adapt_seconds[agent]
+            if agent in self.probe_errors:
+                lines.append(f"  {agent}: not timed: its probe failed ({self.probe_errors[agent]}); a run may fail its pairs too")
+                continue
             if adapt_s is None:
                 lines.append(f"  {agent}: ~{duration(self.pair_seconds(agent))} a pair (model calls at "
                              f"{self.latency_s:g} s each; not played: a real model would be called)")
@@ -147,7 +154,8 @@ class PaperEstimate(BaseModel):
                          f"s/game: {games}")
         lines.append(f"how: timed an adaptation with a budget of up to {PROBE_ADAPT_GAMES} games "
                      f"({'through the referee, agent process start included' if self.plan.referee else 'in this process'}) "
-                     f"and {PROBE_GAMES} games against each opponent per agent on env {self.probe_env}, scaled by the counts above "
+                     f"and {PROBE_GAMES} games (1 for a slow agent) against each opponent per agent on env {self.probe_env}, "
+                     "scaled by the counts above "
                      "(larger layouts and later adaptation may be slower; worker start-up, report and plots not counted)")
         model_agents = [a for a in plan.agents if parse_spec(a)[0].name in MODEL_AGENTS]
         if self.model_costs:
@@ -165,19 +173,22 @@ def estimate_paper(plan: PaperPlan, jobs: int, *, latency_s: float = 1.0,
     env = make_env(plan.env_ids[0])
     adapt_seconds: dict[str, float | None] = {}
     adapt_probe: dict[str, tuple[int, int]] = {}
+    probe_errors: dict[str, str] = {}
     game_seconds: dict[str, dict[str, float | None]] = {}
     costs = []
     for agent in plan.agents:
         entry, values = parse_spec(agent)
         real_model = entry.name in MODEL_AGENTS and not str(values.get("model", "")).startswith("mock/")
-        if real_model:
-            adapt_seconds[agent], game_seconds[agent] = None, {o.label: None for o in plan.opponents}
-        else:
-            adapt_seconds[agent], adapt_probe[agent], game_seconds[agent] = _probe(agent, env, plan, timer)
+        adapt_seconds[agent], game_seconds[agent] = None, {o.label: None for o in plan.opponents}
+        if not real_model:
+            try:
+                adapt_seconds[agent], adapt_probe[agent], game_seconds[agent] = _probe(agent, env, plan, timer)
+            except Exception as error:  # noqa: BLE001 - the estimate says the agent could not be timed, and why
+                probe_errors[agent] = f"{type(error).__name__}: {error}"
         if entry.name in MODEL_AGENTS:
             costs.append(_model_cost(plan, agent, entry.name, values, latency_s))
     return PaperEstimate(plan=plan, jobs=jobs, probe_env=env.id, adapt_seconds=adapt_seconds, adapt_probe=adapt_probe,
-                         game_seconds=game_seconds, model_costs=tuple(costs), latency_s=latency_s)
+                         probe_errors=probe_errors, game_seconds=game_seconds, model_costs=tuple(costs), latency_s=latency_s)
 
 
 
@@ -209,11 +220,10 @@ def _probe(agent: str, env: Any, plan: PaperPlan,
 
 def _probe_in_process(agent: str, env: Any, plan: PaperPlan, probe: int,
                       timer: Callable[[], float]) -> tuple[float, tuple[int, int], dict[str, float | None]]:
-    """:func:`_probe` for ``--in-process`` (after one untimed game that compiles the agent's search)."""
+    """:func:`_probe` for ``--in-process``."""
     arena = WatchedArena(env, probe, privileged=is_privileged(agent))
     grant = arena.grant_simulator if is_privileged(agent) else None
     policy = make_agent(agent, AgentContext(env.rules, grant_simulator=grant), np.random.default_rng(plan.seed))
-    run_match(env, lambda rng: policy, lambda rng: make_agent("random", AgentContext(env.rules), rng), 1, plan.seed)
     started = timer()
     try:
         adapt(policy, arena, lambda *_args, **_kwargs: None)
@@ -226,8 +236,14 @@ def _probe_in_process(agent: str, env: Any, plan: PaperPlan, probe: int,
 
 
 def _time_games(policy: Any, env: Any, plan: PaperPlan, timer: Callable[[], float]) -> dict[str, float | None]:
-    """Seconds per game of the frozen ``policy`` against each opponent (after one untimed game each)."""
+    """Seconds per game of the frozen ``policy`` against each opponent.
+
+    A fast agent first plays one untimed game against each kind of opponent (compiling its search), then
+    :data:`PROBE_GAMES` timed games each; a slow one (a first game over :data:`SLOW_GAME_S`) one timed game each.
+    """
     per_game: dict[str, float | None] = {}
+    warmed: set[str] = set()
+    slow = False
     for opponent in plan.opponents:
         grants = EvaluationGrants(env)
         context = AgentContext(env.rules, grant_simulator=grants.grant_simulator if opponent.privileged else None)
@@ -235,10 +251,16 @@ def _time_games(policy: Any, env: Any, plan: PaperPlan, timer: Callable[[], floa
         def build(rng: Any, spec: str = opponent.spec, context: AgentContext = context) -> Any:
             return make_agent(spec, context, rng)
 
-        run_match(env, lambda rng: policy, build, 1, plan.seed)  # untimed: compiles what the opponent's search needs
+        kind = opponent.spec.partition(":")[0]
+        if not slow and kind not in warmed:
+            started = timer()
+            run_match(env, lambda rng: policy, build, 1, plan.seed)  # untimed: compiles what the opponent's search needs
+            slow = timer() - started > SLOW_GAME_S
+            warmed.add(kind)
+        games = 1 if slow else PROBE_GAMES
         started = timer()
-        run_match(env, lambda rng: policy, build, PROBE_GAMES, plan.seed)
-        per_game[opponent.label] = (timer() - started) / PROBE_GAMES
+        run_match(env, lambda rng: policy, build, games, plan.seed)
+        per_game[opponent.label] = (timer() - started) / games
     return per_game
 
 

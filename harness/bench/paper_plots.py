@@ -182,6 +182,8 @@ def redraw_figures(run_dir: Path) -> tuple[list[str], list[str]]:
 
     Nothing is played; the PNGs in ``run_dir`` are replaced. Returns the PNG paths and notes, as :func:`write_plots`.
     """
+    if not (run_dir / "manifest.json").is_file():
+        raise TournamentError(f"cannot redraw {str(run_dir)!r}: no manifest.json there (not a bench-paper run?)")
     plan = read_plan(run_dir)
     recorded = read_results(run_dir)
     results = [recorded[task.key] for task in plan.tasks() if task.key in recorded]

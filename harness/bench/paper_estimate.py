@@ -6,10 +6,10 @@ Nothing is written and no model is asked:
   :mod:`harness.bench.paper_worker` plays it: per pair, ``budget`` adaptation games, at each
   checkpoint below the budget ``checkpoint_games`` against each checkpoint opponent (the budget's
   checkpoint is the final evaluation), then ``games`` against each evaluation opponent;
-- **wall time**: on the plan's first environment, as the run plays it (through the referee, the
-  agent in its own process, unless ``--in-process``), each agent adapts with a budget of
-  :data:`PROBE_ADAPT_GAMES` games, then (frozen) plays :data:`PROBE_GAMES` games against each
-  opponent; the seconds are scaled by the plan's counts and the pairs spread over ``jobs`` workers.
+- **wall time**: on the plan's first environment each agent adapts with two budgets (a fixed part
+  and a per-game rate, see :func:`_adapt_seconds`), its process start through the referee is timed
+  (unless ``--in-process``), then (frozen) it plays :data:`PROBE_GAMES` games against each opponent;
+  the seconds are scaled by the plan's counts and the pairs spread over ``jobs`` workers.
   Other layouts (larger boards) and later adaptation may be slower. A model agent with a real
   model is not played (that would call it): its time is its model calls at
   ``latency_s`` a call, the opponents' search not counted;
@@ -43,7 +43,9 @@ from harness.runs.llm_config import LlmRunConfig
 from harness.tournaments.match import run_match
 from harness.tournaments.plan import is_privileged
 
-PROBE_ADAPT_GAMES = 20  # adaptation budget timed per agent (or the plan's budget, if smaller)
+PROBE_START_GAMES = 2  # adaptation budget of the untimed first adaptation (and of the referee's process start)
+PROBE_SMALL_GAMES = 10  # the smaller and larger adaptation budgets timed per agent (or the plan's budget)
+PROBE_ADAPT_GAMES = 40
 PROBE_GAMES = 2  # games timed per (agent, opponent)
 SLOW_GAME_S = 1.0  # an agent whose first game takes longer is timed on one game per opponent, without warm-ups
 MODEL_AGENTS = ("llm-policy", "llm-strategist", "cwm")
@@ -148,12 +150,12 @@ class PaperEstimate(BaseModel):
             games = ", ".join(f"{label} {seconds:.2f}" for label, seconds in self.game_seconds[agent].items()
                               if seconds is not None)
             played, probe = self.adapt_probe[agent]
-            how = (f"{played} of {probe} probe games scaled to {self.plan.budget:,}" if played >= probe
+            how = (f"{PROBE_SMALL_GAMES} and {probe} probe games fitted to {self.plan.budget:,}" if played >= probe
                    else f"it stopped after {played} of {probe} probe games: taken as is")
             lines.append(f"  {agent}: ~{duration(self.pair_seconds(agent))} a pair; adaptation ~{duration(adapt_s)} ({how}); "
                          f"s/game: {games}")
-        lines.append(f"how: timed an adaptation with a budget of up to {PROBE_ADAPT_GAMES} games "
-                     f"({'through the referee, agent process start included' if self.plan.referee else 'in this process'}) "
+        lines.append(f"how: timed adaptations with budgets of {PROBE_SMALL_GAMES} and {PROBE_ADAPT_GAMES} games in this process "
+                     f"{'(plus the agent process start, through the referee) ' if self.plan.referee else ''}"
                      f"and {PROBE_GAMES} games (1 for a slow agent) against each opponent per agent on env {self.probe_env}, "
                      "scaled by the counts above "
                      "(larger layouts and later adaptation may be slower; worker start-up, report and plots not counted)")
@@ -196,43 +198,59 @@ def _probe(agent: str, env: Any, plan: PaperPlan,
            timer: Callable[[], float]) -> tuple[float, tuple[int, int], dict[str, float | None]]:
     """A pair's adaptation seconds, the probe's (games played, budget), and seconds per game against each opponent.
 
-    As the run plays: with ``plan.referee`` the agent adapts in its own process (its start, imports and
-    compilation counted once per pair, as each pair pays them) and answers evaluation moves over the pipe.
-    The adaptation's own seconds are scaled to the budget when the probe used all its games, else taken as is.
+    With ``plan.referee`` (as the run plays) the agent's process is started once with a budget of
+    :data:`PROBE_START_GAMES`: its start, imports and compilation are the per-pair overhead, and the
+    frozen agent answers the timed evaluation games over the pipe. The adaptation itself is timed here
+    (:func:`_adapt_seconds`).
     """
-    probe = min(PROBE_ADAPT_GAMES, plan.budget)
+    overhead = 0.0
+    if plan.referee:
+        job = AgentJob(agent=agent, rules=env.rules, budget=min(PROBE_START_GAMES, plan.budget), seed=plan.seed,
+                       plugins=plan.plugins, privileged_condition=env.condition if is_privileged(agent) else None)
+        started = timer()
+        session = AgentSession(env, job)
+        try:
+            adapted = session.adapt(lambda _played: False, lambda _agent, _played: None)
+            if adapted.error is not None:
+                raise AgentSpecError(f"{agent} failed while adapting on env {env.id}: {adapted.error}")
+            overhead = max(0.0, timer() - started - adapted.seconds)
+            per_game = session.evaluate(lambda policy: _time_games(policy, env, plan, timer))
+        finally:
+            session.close()
+    seconds, played, probe, policy = _adapt_seconds(agent, env, plan, timer)
     if not plan.referee:
-        return _probe_in_process(agent, env, plan, probe, timer)
-    job = AgentJob(agent=agent, rules=env.rules, budget=probe, seed=plan.seed, plugins=plan.plugins,
-                   privileged_condition=env.condition if is_privileged(agent) else None)
-    started = timer()
-    session = AgentSession(env, job)
-    try:
-        adapted = session.adapt(lambda _played: False, lambda _agent, _played: None)
-        if adapted.error is not None:
-            raise AgentSpecError(f"{agent} failed while adapting on env {env.id}: {adapted.error}")
-        total, played = timer() - started, session.referee.games_played
-        scaled = total - adapted.seconds + adapted.seconds * plan.budget / probe if played >= probe else total
-        return scaled, (played, probe), session.evaluate(lambda policy: _time_games(policy, env, plan, timer))
-    finally:
-        session.close()
+        per_game = _time_games(policy, env, plan, timer)
+    return overhead + seconds, (played, probe), per_game
 
 
-def _probe_in_process(agent: str, env: Any, plan: PaperPlan, probe: int,
-                      timer: Callable[[], float]) -> tuple[float, tuple[int, int], dict[str, float | None]]:
-    """:func:`_probe` for ``--in-process``."""
-    arena = WatchedArena(env, probe, privileged=is_privileged(agent))
-    grant = arena.grant_simulator if is_privileged(agent) else None
-    policy = make_agent(agent, AgentContext(env.rules, grant_simulator=grant), np.random.default_rng(plan.seed))
-    started = timer()
-    try:
-        adapt(policy, arena, lambda *_args, **_kwargs: None)
-    except BudgetExhausted:
-        pass  # the probe's budget is small: an agent that plays past it has still timed its games
-    seconds, played = timer() - started, arena.games_played
+def _adapt_seconds(agent: str, env: Any, plan: PaperPlan, timer: Callable[[], float]) -> tuple[float, int, int, Any]:
+    """A pair's adaptation seconds from fresh agents adapting in this process (after an untimed one compiles).
+
+    Budgets of :data:`PROBE_SMALL_GAMES` and :data:`PROBE_ADAPT_GAMES` games give a fixed part and a
+    per-game rate, scaled to the plan's budget; an agent that stops before the larger budget is taken
+    as is. Returns (seconds, games played, probe budget, the adapted and frozen agent).
+    """
+    def timed(budget: int) -> tuple[float, int, Any]:
+        arena = WatchedArena(env, budget, privileged=is_privileged(agent))
+        grant = arena.grant_simulator if is_privileged(agent) else None
+        policy = make_agent(agent, AgentContext(env.rules, grant_simulator=grant), np.random.default_rng(plan.seed))
+        started = timer()
+        try:
+            adapt(policy, arena, lambda *_args, **_kwargs: None)
+        except BudgetExhausted:
+            pass  # a small budget: an agent that plays past it has still timed its games
+        return timer() - started, arena.games_played, policy
+
+    timed(min(PROBE_START_GAMES, plan.budget))
+    small, large = min(PROBE_SMALL_GAMES, plan.budget), min(PROBE_ADAPT_GAMES, plan.budget)
+    small_s, _, _ = timed(small)
+    large_s, played, policy = timed(large)
     if hasattr(policy, "freeze"):
         policy.freeze()
-    return (seconds * plan.budget / probe if played >= probe else seconds), (played, probe), _time_games(policy, env, plan, timer)
+    if played < large or large == plan.budget:
+        return large_s, played, large, policy
+    rate = max(0.0, large_s - small_s) / (large - small) if large > small else large_s / large
+    return max(0.0, small_s - rate * small) + rate * plan.budget, played, large, policy
 
 
 def _time_games(policy: Any, env: Any, plan: PaperPlan, timer: Callable[[], float]) -> dict[str, float | None]:

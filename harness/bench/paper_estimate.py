@@ -150,8 +150,9 @@ class PaperEstimate(BaseModel):
             games = ", ".join(f"{label} {seconds:.2f}" for label, seconds in self.game_seconds[agent].items()
                               if seconds is not None)
             played, probe = self.adapt_probe[agent]
-            how = (f"{PROBE_SMALL_GAMES} and {probe} probe games fitted to {self.plan.budget:,}" if played >= probe
-                   else f"it stopped after {played} of {probe} probe games: taken as is")
+            how = (f"it stopped after {played} of {probe} probe games: taken as is" if played < probe
+                   else "timed at the full budget" if probe == self.plan.budget
+                   else f"{PROBE_SMALL_GAMES} and {probe} probe games fitted to {self.plan.budget:,}")
             lines.append(f"  {agent}: ~{duration(self.pair_seconds(agent))} a pair; adaptation ~{duration(adapt_s)} ({how}); "
                          f"s/game: {games}")
         lines.append(f"how: timed adaptations with budgets of {PROBE_SMALL_GAMES} and {PROBE_ADAPT_GAMES} games in this process "

@@ -4,7 +4,8 @@ Everything the user gives is checked before anything runs. The run directory
 (default ``runs/<timestamp>-bench-paper``) receives one JSON line per
 (environment, agent) as it finishes, then ``results.json``, ``report.md`` and
 the plots; ``--resume DIR`` finishes an interrupted run with the settings
-recorded in its manifest.
+recorded in its manifest. ``--dry-run`` prints the plan and its estimate
+(:mod:`harness.bench.paper_estimate`) and writes nothing.
 """
 
 from __future__ import annotations

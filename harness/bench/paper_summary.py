@@ -59,6 +59,15 @@ class Stat(BaseModel):
         return f"{self.mean:.1f} ± {self.std:.1f}"
 
 
+class WinCount(BaseModel):
+    """Wins out of games, pooled over the environments of a condition (for a Wilson interval on a figure)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    wins: int
+    games: int
+
+
 # condition -> opponent -> outcome -> Stat
 ConditionTable = dict[str, dict[str, dict[str, Stat]]]
 # (condition, layout 1-7) -> opponent -> (win, draw, lose) percent
@@ -89,6 +98,7 @@ class PaperSummary(BaseModel):
     pairs: tuple[EnvAgentResult, ...]
     per_condition: dict[str, ConditionTable]  # agent -> condition -> opponent -> outcome
     convergence: dict[str, dict[str, dict[str, dict[int, Stat]]]]  # agent -> condition -> opponent -> games
+    convergence_counts: dict[str, dict[str, dict[str, dict[int, WinCount]]]] = {}  # the same keys, pooled counts
     paper_table1: ConditionTable
     paper_table2: dict[str, dict[str, tuple[float, float, float]]]  # "condition|layout" -> opponent -> W/D/L
     checks: tuple[Check, ...]
@@ -160,6 +170,21 @@ def convergence_stats(results: Sequence[EnvAgentResult], agent: str) -> dict[str
                 for outcome in checkpoint.outcomes:
                     values[result.condition][outcome.opponent][checkpoint.planned_games].append(outcome.percent("win"))
     return {c: {o: {g: Stat.of(v) for g, v in sorted(by.items())} for o, by in ops.items()} for c, ops in values.items()}
+
+
+def convergence_counts(results: Sequence[EnvAgentResult], agent: str) -> dict[str, dict[str, dict[int, WinCount]]]:
+    """Wins and games at each planned checkpoint, summed over environments: condition -> opponent -> games."""
+    counts: dict[str, dict[str, dict[int, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(
+        lambda: [0, 0])))
+    for result in results:
+        if result.agent == agent and result.status == "ok":
+            for checkpoint in result.checkpoints:
+                for outcome in checkpoint.outcomes:
+                    tally = counts[result.condition][outcome.opponent][checkpoint.planned_games]
+                    tally[0] += outcome.win
+                    tally[1] += outcome.win + outcome.draw + outcome.lose
+    return {c: {o: {g: WinCount(wins=w, games=n) for g, (w, n) in sorted(by.items())} for o, by in ops.items()}
+            for c, ops in counts.items()}
 
 
 def agent_with_role(agents: Sequence[str], role: str) -> str | None:
@@ -238,6 +263,7 @@ def summarise(plan: PaperPlan, results: Sequence[EnvAgentResult],
     return PaperSummary(
         plan=plan, pairs=tuple(results), per_condition=per_condition,
         convergence={agent: convergence_stats(results, agent) for agent in plan.agents},
+        convergence_counts={agent: convergence_counts(results, agent) for agent in plan.agents},
         paper_table1=table1, paper_table2={f"{c}|{layout}": row for (c, layout), row in table2.items()},
         checks=tuple(target_checks(per_condition, table1, plan.agents)), notes=tuple(notes),
     )

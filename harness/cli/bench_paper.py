@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from harness.bench.paper_estimate import estimate_paper
 from harness.bench.paper_plan import (
     DEFAULT_AGENTS,
     FULL,
@@ -108,6 +109,10 @@ def paper(
     in_process: Annotated[bool, typer.Option(
         "--in-process", help="Adapt agents in this process instead of through the referee (quick experiments; "
                              "UNENFORCED: a cheating agent could read K; the report says so).")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the plan (pairs, adaptation, checkpoint and evaluation games), an estimated wall time "
+                          "at --jobs (a few games timed here) and model agents' calls, tokens and cost; "
+                          "play nothing, write nothing.")] = False,
 ) -> None:
     """Adapt each adaptive agent on each environment within its budget, then evaluate it, as in the paper.
 
@@ -123,6 +128,8 @@ def paper(
     given = {"--envs": envs, "--agents": agents, "--budget": budget, "--games": games,
              "--checkpoint-games": checkpoint_games, "--seed": seed, "--out": out,
              "--quick": quick or None, "--paper-mcts/--standard-mcts": paper_mcts, "--in-process": in_process or None}
+    if dry_run and resume is not None:
+        raise typer.BadParameter("--dry-run estimates a new run: leave out --resume")
     if resume is not None:
         clashing = [name for name, value in given.items() if value is not None]
         if clashing:
@@ -133,6 +140,9 @@ def paper(
     else:
         plan = _plan(envs, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)
         plan = plan.model_copy(update={"referee": not in_process})
+        if dry_run:
+            _dry_run(plan, jobs)
+            return
         run_dir = out if out is not None else default_run_dir()
         check_run_dir(run_dir)
     command = _command(resume, given, jobs, run_dir, plugin_words)
@@ -150,6 +160,12 @@ def paper(
     print_summary(summary, run_dir, plots)
     if failures(summary) or any(check.passed is False for check in summary.checks):
         raise typer.Exit(FAILED_EXIT_CODE)  # a failed pair or a FAIL target row: a CI job can tell
+
+
+def _dry_run(plan: PaperPlan, jobs: int) -> None:
+    """Print the plan and its estimate (nothing played for the record, nothing written)."""
+    for line in estimate_paper(plan, jobs).lines():
+        stdout_console().print(Text(line), soft_wrap=True)
 
 
 def _interrupted(stopped: BaseException, run_dir: Path, plugin_words: list[str]) -> None:

@@ -31,6 +31,7 @@ from harness.cli import (
     bench,
     bench_cwm,
     bench_paper,
+    bench_replot,
     bench_sandbox,
     demo,
     envs,
@@ -106,7 +107,8 @@ app = typer.Typer(
 bench_app = typer.Typer(
     help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
           "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
-          "'bench sandbox' generated code in the sandbox, 'bench cwm' the code-world-model agent family by family."),
+          "'bench replot' redraws its figures, 'bench sandbox' generated code in the sandbox, "
+          "'bench cwm' the code-world-model agent family by family."),
     no_args_is_help=True,
 )
 
@@ -141,6 +143,7 @@ _register(bench_app, "agents", bench.agents)
 _register(bench_app, "harness", bench.harness)
 _register(bench_app, "referee", bench.referee)
 _register(bench_app, "paper", bench_paper.paper)
+_register(bench_app, "replot", bench_replot.replot)
 _register(bench_app, "sandbox", bench_sandbox.sandbox)
 _register(bench_app, "cwm", bench_cwm.cwm)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)

@@ -80,3 +80,18 @@ def test_rules_checks_and_play_names_the_illegal_move():
         rules(turn_counting="each")
     with pytest.raises(IllegalMoveError, match=r"^illegal move a1 for black; legal moves: "):
         rules().play(rules().initial_state(), 0)
+
+
+def test_replay_after_two_moves_says_black_and_the_messages_start_as_written():
+    r = rules()
+    state, moves = r.initial_state(), []
+    for _ in range(2):
+        moves.append(r.legal_moves(state)[0])
+        state = r.play(state, moves[-1])
+    with pytest.raises(IllegalMoveError, match="black still has a move to make$"):
+        r.replay(moves)
+    with pytest.raises(IllegalMoveError, match=r"^a game's moves must be a list of flat move indices \(ints, PASS = -1\)$"):
+        r.replay(["d3"])
+    k_half = r"^K=0.5 is invalid: .* empty; use K > 0.5 \(majority regimes\) or K < 0.5 \(minority regimes\)$"
+    with pytest.raises(ConditionError, match=k_half):
+        as_fraction("0.5")

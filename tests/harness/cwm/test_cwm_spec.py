@@ -22,15 +22,15 @@ def test_a_cwm_spec_writes_its_program_from_the_rules_then_plans_on_it(sandbox_r
                        AgentContext(ENV.rules, record_call=calls.append), np.random.default_rng(1))
     try:
         wins = 0
-        for game in range(2):
+        for game in range(4):
             opponent = make_agent("random", AgentContext(ENV.rules), np.random.default_rng(game))
-            players = (agent, opponent) if game == 0 else (opponent, agent)
-            wins += play_game(ENV.rules, ENV.condition, *players).rewards[game] == 1
+            players = (agent, opponent) if game % 2 == 0 else (opponent, agent)
+            wins += play_game(ENV.rules, ENV.condition, *players).rewards[game % 2] == 1
         assert len(calls) == 1 and calls[0]["failure_kind"] is None and "def returns" in calls[0]["reply"]
         CallEntry.model_validate({"call_index": 0, **calls[0]})  # what a transcript writer accepts
         assert agent.best is not None and agent.best.score.all_passed  # every random-play transition test
         assert agent.counts()["model_errors"] == 0 and agent.counts()["plan_failures"] == 0
-        assert wins == 2
+        assert wins >= 3
     finally:
         agent.close()
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from engine import make_env
 from engine.rules import Rules
+from harness.cwm.world import final_state
 from harness.sandbox import command, planner
 from harness.sandbox.client import SandboxWorker
 from harness.sandbox.limits import Limits
@@ -154,7 +155,7 @@ def bench_sandbox(calls: int = 20_000, batch: int = 100, simulations: int = 200,
         playouts_sandbox = _timed(playouts, lambda: worker.plan("playouts", state=initial, count=playouts,
                                                                 seed=seed).unwrap())
         failures = dict(worker.failures)
-    truths = [_engine_state(engine_game.rules, line) for line in lines]
+    truths = [final_state(engine_game.rules, line) for line in lines]
     progress(f"MCTS-{simulations} on the true engine")
     mcts_engine = _timed(len(truths), lambda: [planner.mcts(engine_game, s, simulations, seed=seed) for s in truths])
     progress("random playouts on the true engine")
@@ -175,8 +176,3 @@ def _replay(worker: SandboxWorker, state: Any, moves: list[int]) -> Any:
     return state
 
 
-def _engine_state(rules: Rules, moves: list[int]) -> Any:
-    state = rules.initial_state()
-    for move in moves:
-        state = rules.play(state, move)
-    return state

@@ -20,7 +20,6 @@ Nothing is written and no model is asked:
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +37,7 @@ from harness.play.grants import EvaluationGrants
 from harness.referee.agent_process import AgentJob, adapt
 from harness.referee.session import AgentSession
 from harness.registry.specs import make_agent, parse_spec
-from harness.runs.estimate import RunEstimate, estimate_run
+from harness.runs.estimate import RunEstimate, duration, estimate_run
 from harness.runs.llm_config import LlmRunConfig
 from harness.tournaments.match import run_match
 from harness.tournaments.plan import is_privileged
@@ -303,12 +302,3 @@ def _model_cost(plan: PaperPlan, agent: str, name: str, values: dict[str, Any], 
 
 def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'s' if n != 1 else ''}"
-
-
-def duration(seconds: float) -> str:
-    """A readable duration: seconds, minutes or hours."""
-    if seconds < 90:
-        return f"{math.ceil(seconds)} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

@@ -114,7 +114,7 @@ class RunEstimate(BaseModel):
         """The one-line estimate of a run's header."""
         return (f"estimate: {self.games:,} games ({self.adapt_games:,} adaptation + {self.eval_games:,} evaluation), "
                 f"{self.calls:,} model calls, {self.prompt_tokens:,} prompt + {self.reply_tokens:,} reply tokens, "
-                f"{self.cost_text()} for {self.model}, ~{_duration(self.wall_s)} at concurrency {self.concurrency} "
+                f"{self.cost_text()} for {self.model}, ~{duration(self.wall_s)} at concurrency {self.concurrency} "
                 f"and {self.latency_s:g} s a call")
 
     def table(self) -> str:
@@ -132,7 +132,7 @@ class RunEstimate(BaseModel):
                   for r in rows]
         lines += [f"tokens counted by: {self.token_counter}",
                   f"cost: {self.cost_text()} (litellm's local price table)",
-                  f"wall time: ~{_duration(self.wall_s)} at concurrency {self.concurrency} and {self.latency_s:g} s a call "
+                  f"wall time: ~{duration(self.wall_s)} at concurrency {self.concurrency} and {self.latency_s:g} s a call "
                   f"(assumed latency; search time not counted)",
                   "assumed: every reply usable (no re-asks); reply sizes " +
                   ", ".join(f"{k} {v}" for k, v in (MOCK_REPLY_TOKENS if self.model.startswith("mock/") else REPLY_TOKENS).items())]
@@ -311,7 +311,8 @@ def _cost(model: str, prompt_tokens: int, reply_tokens: int) -> float | None:
         return None
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """A readable duration: seconds, minutes or hours (the estimates of ``arena run`` and ``bench paper --dry-run``)."""
     if seconds < 90:
         return f"{math.ceil(seconds)} s"
     if seconds < 90 * 60:

@@ -41,6 +41,7 @@ last program (a random legal move if none). Call :meth:`close` to stop its worke
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -353,6 +354,17 @@ class CwmAgent(MemoryAgent):
                 "feasible": self.feasible.describe(), "rejections": len(self.rejections),
                 "rejected": sum(len(r["calls"]) - len(r["kept"]) for r in self.rejections),
                 "tests": len(self.train), "heldout_tests": len(self.heldout)}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CwmAgent:
+        """A copy that shares the model client, the synthesizer and the program's worker (a process cannot be copied).
+
+        What a frozen copy (the referee's checkpoint and evaluation players) does, planning on the
+        program and counting model errors, changes only its own counters; it never refines, so the
+        shared parts are not written. Closing either closes the shared worker for both.
+        """
+        duplicate = copy.copy(self)
+        memo[id(self)] = duplicate
+        return duplicate
 
     def close(self) -> None:
         """Stop the program's worker (a later move starts it again)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -38,3 +40,18 @@ def test_a_cwm_spec_writes_its_program_from_the_rules_then_plans_on_it(sandbox_r
 def test_a_cwm_spec_needs_a_model():
     with pytest.raises(AgentSpecError, match="model"):
         make_agent("cwm", AgentContext(ENV.rules), np.random.default_rng(0))
+
+
+def test_a_frozen_deep_copy_plays_on_the_shared_program(sandbox_ready):
+    """The referee evaluates a deep copy of an adapted agent (bench paper's checkpoints): a cwm agent must survive it."""
+    agent = make_agent("cwm:model=mock/coder,simulations=8", AgentContext(ENV.rules), np.random.default_rng(3))
+    try:
+        opponent = make_agent("random", AgentContext(ENV.rules), np.random.default_rng(0))
+        play_game(ENV.rules, ENV.condition, agent, opponent)  # writes the program
+        duplicate = copy.deepcopy(agent)
+        duplicate.freeze()
+        record = play_game(ENV.rules, ENV.condition, opponent, duplicate)
+        assert record.black + record.white > 0 and duplicate.worker is agent.worker and agent.synth.calls == 1
+        assert duplicate.counts()["plan_failures"] == 0 and agent.worker is not None and agent.worker.pid is not None
+    finally:
+        agent.close()

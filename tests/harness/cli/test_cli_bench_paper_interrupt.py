@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.records.interrupts import GRACE_S, INTERRUPTED_EXIT_CODE
+from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 
 REPO = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 120.0
@@ -46,7 +46,9 @@ def test_ctrl_c_stops_the_pairs_in_flight_and_ends_with_the_resume_command(tmp_p
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert process.returncode == INTERRUPTED_EXIT_CODE, stderr[-2000:]
     assert any("stopping (SIGINT)" in line for line in lines), lines
-    assert any(f"pairs in flight did not finish within {GRACE_S:g} s" in line for line in lines), lines
+    # A pair still starting when the signal lands is dropped at once; one already playing runs out its grace
+    # ("did not finish within 5 s"): which happens depends on how fast the worker started (a loaded CI machine
+    # saw the first), so the grace message is not asserted; what both must leave is checked below.
     assert any(line.startswith("interrupted: 0 of 2 pairs") for line in lines), lines
     assert lines[-1] == f"continue with: arena bench paper --resume {out}", lines
     assert "Traceback" not in stderr

@@ -142,6 +142,8 @@ def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: 
                 played += 1
                 if on_result is not None:
                     on_result(result)
+        if stop is not None:  # the pairs have stopped: a grace timer still running must not interrupt the wrap-up
+            stop.cancel_timer()
         if played < len(todo):
             raise RunInterrupted(len(finished) + played, len(plan.tasks()), forced=False)
     except BaseException as failure:

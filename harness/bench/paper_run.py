@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from harness.bench.paper_plan import SCHEMA, EnvAgentResult, PaperPlan
 from harness.bench.paper_worker import run_task
-from harness.records.interrupts import StopRequest, shielded
+from harness.records.interrupts import StopRequest, settle, shielded
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.registry.plugins import loaded_plugins
@@ -36,18 +36,19 @@ R = TypeVar("R")
 
 
 def parallel_map(function: Callable[[T], R], items: Sequence[T], jobs: int, stop: StopRequest | None = None) -> Iterator[R]:
-    """``function`` over ``items`` in finishing order, in ``jobs`` spawned worker processes (1: in this process).
+    """``function`` over ``items`` in finishing order, in ``jobs`` spawned worker processes.
 
     The workers are not daemons (``ProcessPoolExecutor``), so each can start the agent
     process of its pair; spawn, not fork, as the tournament does: the parent's
     progress-bar thread must not be copied mid-lock. Once ``stop`` is requested no
     new item starts (those running finish); a KeyboardInterrupt ends the workers at once.
+    One job without a ``stop`` (a library call) runs here; with one, the item runs in a
+    worker even for one job, so that a forced stop lands in this process's wait, never
+    inside the item's own code (where a callback could swallow it: seen in numba's cache).
     """
     jobs = max(1, min(jobs, len(items)))
-    if jobs == 1:
+    if jobs == 1 and stop is None:
         for item in items:
-            if stop is not None and stop.requested:
-                return
             yield function(item)
         return
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts)
@@ -142,11 +143,11 @@ def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: 
                 played += 1
                 if on_result is not None:
                     on_result(result)
-        if stop is not None:  # the pairs have stopped: a grace timer still running must not interrupt the wrap-up
-            stop.cancel_timer()
+        settle(stop)  # the pairs have stopped: neither a grace timer still running nor a signal cuts the wrap-up
         if played < len(todo):
             raise RunInterrupted(len(finished) + played, len(plan.tasks()), forced=False)
     except BaseException as failure:
+        settle(stop)
         status = "interrupted" if isinstance(failure, KeyboardInterrupt | RunInterrupted) else "failed"
         error = f"{type(failure).__name__}: {failure}"
         if isinstance(failure, KeyboardInterrupt):

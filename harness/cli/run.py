@@ -6,7 +6,7 @@ An endpoint that cannot answer stops the run: one ``error:`` line naming the end
 cause and the command that resumes it, and exit code 3 (:data:`ENDPOINT_DOWN_EXIT_CODE`).
 A cost or token cap stops it with exit code 4 (:data:`CAP_EXIT_CODE`), the last line naming the
 command that continues it with a higher cap; Ctrl-C (or SIGTERM) stops it cleanly with exit code
-130 (:data:`INTERRUPT_EXIT_CODE`; what was kept, then the command that continues it). ``--resume``
+130 (:data:`~harness.records.interrupts.INTERRUPTED_EXIT_CODE`; what was kept, then the command that continues it). ``--resume``
 takes new caps (``--max-tokens``, ``--max-cost-usd``) and refuses any other flag whose value
 differs from the run's manifest, naming it (:func:`resume_caps`).
 """
@@ -30,10 +30,10 @@ from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
 from harness.cli.options import PluginOption, parse_specs, use_plugins
 from harness.models.errors import EndpointDown
+from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 from harness.records.transcript import TranscriptReader
 from harness.runs.estimate import RunEstimate, estimate_run
 from harness.runs.llm_run import AgentFailed, CapReached, LlmRunConfig, RunInterruptedError, run_llm
-from harness.runs.run_stop import INTERRUPT_EXIT_CODE
 
 ENDPOINT_DOWN_EXIT_CODE = 3  # the run stopped on its endpoint and can be resumed
 CAP_EXIT_CODE = 4  # a cost or token cap stopped the run; --resume with a higher cap continues it
@@ -250,7 +250,7 @@ def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | 
         console.print(f"{interrupted}; every record is written.", markup=False, highlight=False, soft_wrap=True)
         console.print(f"continue with: arena run --resume {interrupted.run_dir}", markup=False, highlight=False,
                       soft_wrap=True)
-        raise typer.Exit(INTERRUPT_EXIT_CODE) from None
+        raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
 
 
 def disk_full_message(error: OSError, run_dir: Path | None) -> str:

@@ -57,6 +57,7 @@ from harness.play.grants import EvaluationGrants
 from harness.prompting.renderer import PromptRenderer
 from harness.prompting.strategist_agent import Strategy
 from harness.records.commitment import commit, write_salt
+from harness.records.interrupts import handling
 from harness.records.lock import writer_lock
 from harness.records.transcript import (
     GameEntry,
@@ -89,12 +90,11 @@ from harness.runs.run_stop import (
     PaidCalls,
     RunInterruptedError,
     StoppableArena,
-    StopRequest,
     WatchedCache,
     cap_message,
-    interrupt_handling,
     raise_cap_hint,
     remaining_caps,
+    run_stop_request,
     with_new_caps,
 )
 
@@ -143,7 +143,7 @@ def run_llm(
     with writer_lock(run_dir):  # one writer per run: a second command on it fails at once, naming the holder
         run = _Run(config, run_dir, resume is not None, on_game, progress, client)
         try:
-            with interrupt_handling(run.stop, run.interrupt, run.kill, f"arena run --resume {run_dir}"):
+            with handling(run.stop):
                 asyncio.run(run.play())
             run.record_unclaimed_calls()  # a clean stop (a cap, an interrupt...): the paid calls of an unfinished game
         finally:
@@ -192,7 +192,7 @@ class _Run:
         left_tokens, left_dollars = remaining_caps(config, TranscriptReader(run_dir).calls() if resuming else [])
         self.recipe = recipe_of(config.model_copy(update={"max_tokens": left_tokens, "max_cost_usd": left_dollars}),
                                 beliefs_done(run_dir))
-        self.stop, self.paid = StopRequest(), PaidCalls()
+        self.stop, self.paid = run_stop_request(run_dir, self.interrupt, self.kill), PaidCalls()
         self.session: ModelSession | None = None
         self.interrupted = self.capped = False
         self.stopped: str | None = None  # why the run stopped early

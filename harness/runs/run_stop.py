@@ -1,12 +1,13 @@
 """How an ``arena run`` stops early and honestly: interrupts, caps, and the calls paid for before a stop.
 
-Interrupts (:func:`interrupt_handling`): the first SIGINT (Ctrl-C) or SIGTERM asks the run
-to stop: no new game or model call starts (the agent process is told, see
-:mod:`harness.referee.model_process`), the calls under way finish, every record is
-flushed, and :func:`~harness.runs.llm_run.run_llm` raises :class:`RunInterruptedError`
-naming what was kept. A second one ends the process at once (``os._exit``, code
-:data:`INTERRUPT_EXIT_CODE`): every line written so far is on disk, the writer lock dies
-with the process, so the run resumes as after ``kill -9``.
+Interrupts (:func:`run_stop_request`, handled by :mod:`harness.records.interrupts` like
+every command's): the first SIGINT (Ctrl-C) or SIGTERM asks the run to stop: no new game
+or model call starts (the agent process is told, see :mod:`harness.referee.model_process`),
+the calls under way finish, every record is flushed, and
+:func:`~harness.runs.llm_run.run_llm` raises :class:`RunInterruptedError` naming what was
+kept. A second one ends the agent process and this one at once (``os._exit``, code 130):
+every line written so far is on disk, the writer lock dies with the process, so the run
+resumes as after ``kill -9``.
 
 Paid calls (:class:`PaidCalls`): every reply the model was paid for enters the response
 cache; a call is written to ``calls.jsonl`` when its game finishes. When the run stops
@@ -23,25 +24,19 @@ manifest's config with the games done when they changed (:func:`with_new_caps`).
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from engine.protocol.arena import Ledger
 from harness.models.cache import CachedFailure, ResponseCache
 from harness.models.messages import ModelResponse
 from harness.play.arena import Arena
+from harness.records.interrupts import StopRequest
 from harness.records.transcript import CallEntry
 from harness.referee.model_process import RunInterrupted
 from harness.runs.llm_config import CapChange, LlmRunConfig
 
-INTERRUPT_EXIT_CODE = 130  # 128 + SIGINT, the shell's convention
 UNFINISHED_GAME = ("paid for in a game that had not finished when the run stopped; the game is played again on resume "
                    "(its calls then come from the response cache)")
 
@@ -62,51 +57,16 @@ class CapReached(RunStopped):
     """A cost or token cap stopped the run; ``--resume DIR --max-tokens N`` (or ``--max-cost-usd``) raises it."""
 
 
-class StopRequest:
-    """Whether the operator asked the run to stop, and by which signal."""
-
-    def __init__(self) -> None:
-        self.signal: int | None = None
-
-    @property
-    def requested(self) -> bool:
-        return self.signal is not None
-
-    def reason(self) -> str:
-        return f"interrupted by {signal.Signals(self.signal).name}" if self.signal is not None else "not interrupted"
-
-    def raise_if_requested(self) -> None:
-        if self.signal is not None:
-            raise RunInterrupted(self.reason())
+def run_stop_request(run_dir: Path, on_first: Callable[[], None], on_force: Callable[[], None]) -> StopRequest:
+    """The run's Ctrl-C handling (:mod:`harness.records.interrupts`): the calls under way finish, a second signal exits."""
+    return StopRequest(grace_s=None, unit="games or model calls", on_first=on_first, on_force=on_force,
+                       exit_hint=f"arena run --resume {run_dir}")
 
 
-@contextmanager
-def interrupt_handling(stop: StopRequest, on_first: Callable[[], None], on_second: Callable[[], None],
-                       resume_hint: str) -> Iterator[None]:
-    """SIGINT and SIGTERM handled as the module docstring says while the block runs (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if stop.signal is None:
-            stop.signal = signum
-            sys.stderr.write(f"\n{signal.Signals(signum).name}: stopping: no new game or model call starts; the calls "
-                             "under way finish and everything is written (interrupt again to stop at once)\n")
-            on_first()
-            return
-        on_second()
-        sys.stderr.write(f"\ninterrupted again: stopped at once; every record written so far is kept\n"
-                         f"continue with: {resume_hint}\n")
-        sys.stderr.flush()
-        os._exit(INTERRUPT_EXIT_CODE)
-
-    previous = {number: signal.signal(number, handler) for number in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for number, old in previous.items():
-            signal.signal(number, old)
+def raise_if_requested(stop: StopRequest) -> None:
+    """Refuse to start a game or a model call once the operator asked the run to stop."""
+    if stop.requested:
+        raise RunInterrupted(stop.reason())
 
 
 class PaidCalls:
@@ -143,7 +103,7 @@ class WatchedCache(ResponseCache):
         self._stop, self._paid = stop, paid
 
     def lookup(self, key: str, occurrence: int = 0) -> ModelResponse | CachedFailure | None:
-        self._stop.raise_if_requested()
+        raise_if_requested(self._stop)
         return super().lookup(key, occurrence)
 
     def put(self, key: str, response: ModelResponse | CachedFailure) -> None:
@@ -202,7 +162,7 @@ class StoppableArena(Arena):
         self._stop = stop
 
     async def play_verified(self, decide_black: Any, decide_white: Any, names: tuple[str, str] | None = None) -> Any:
-        self._stop.raise_if_requested()
+        raise_if_requested(self._stop)
         return await super().play_verified(decide_black, decide_white, names)
 
 

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.records.interrupts import StopRequest, shielded
+from harness.records.interrupts import StopRequest, settle, shielded
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
 from harness.referee.seats import Seats
@@ -276,12 +276,14 @@ def _record(plan: TournamentPlan, run_dir: Path, jobs: int, seats: Seats, comman
                 lines.append(line)
                 if on_game is not None:
                     on_game(line)
+        settle(stop)  # the games have stopped: neither a grace timer still running nor a signal cuts the wrap-up
         if len(lines) < plan.total_games:
             raise RunInterrupted(len(lines), plan.total_games, forced=False)
         results = summarise(plan, lines)
         (run_dir / "results.json").write_text(results.model_dump_json(indent=2) + "\n", encoding="utf-8")
         (run_dir / "results.md").write_text(results_markdown(results) + calls.summary(), encoding="utf-8")
     except BaseException as error:
+        settle(stop)
         interrupted = isinstance(error, KeyboardInterrupt | RunInterrupted)
         status = "interrupted" if interrupted else "failed"
         _finish(run_dir, manifest, status, len(lines), f"{type(error).__name__}: {error}")

@@ -31,13 +31,11 @@ def wait_for_file(path: Path, process: subprocess.Popen[str]) -> None:
             pass
 
 
-# --jobs 1 passes alone but, in three clean-clone full-suite runs, its stop message lacked the "interrupted: ..."
-# line (an open defect, named in the session note); --jobs 2 passed every time.
-@pytest.mark.parametrize("jobs", ["2"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
 def test_ctrl_c_stops_the_pairs_in_flight_and_ends_with_the_resume_command(tmp_path, jobs):
     out = tmp_path / "run"
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200", "NO_COLOR": "1"}
-    # Two pairs that each take far longer than the grace period (depth-3 search, 40 games against each of 5 opponents).
+    # Two pairs of a few seconds each or more (depth-3 search, 40 games against each of 5 opponents).
     process = subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", "bench", "paper", "--envs", "5,12", "--agents", "minimax:depth=3",
          "--budget", "4", "--games", "40", "--checkpoint-games", "4", "--jobs", jobs, "--out", str(out)],
@@ -49,12 +47,15 @@ def test_ctrl_c_stops_the_pairs_in_flight_and_ends_with_the_resume_command(tmp_p
     assert process.returncode == INTERRUPTED_EXIT_CODE, stderr[-2000:]
     assert any("stopping (SIGINT)" in line for line in lines), lines
     # A pair still starting when the signal lands is dropped at once; one already playing runs out its grace
-    # ("did not finish within 5 s"): which happens depends on how fast the worker started (a loaded CI machine
-    # saw the first), so the grace message is not asserted; what both must leave is checked below.
-    # Before the pool has started, the stop says "no pairs"; after, "0 of 2 pairs" (both seen, by load).
-    assert any(line.startswith(("interrupted: 0 of 2 pairs", "interrupted: no pairs")) for line in lines), lines
+    # ("did not finish within 5 s") or, with a warm numba cache on a quiet machine, finishes within it: which
+    # happens depends on load, so the line must say what results.jsonl holds, whichever it was.
+    recorded = [line for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    said = [line for line in lines if line.startswith("interrupted: ")]
+    assert len(said) == 1, lines
+    kept = said[0].removeprefix("interrupted: ").split(" (environment")[0]
+    assert kept in ({f"{len(recorded)} of 2 pairs"} | ({"no pairs"} if not recorded else set())), (said, recorded)
+    assert all(json.loads(line)["status"] == "ok" for line in recorded)  # a finished pair, never a cut one
     assert lines[-1] == f"continue with: arena bench paper --resume {out}", lines
     assert "Traceback" not in stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "interrupted"
-    assert not (out / "results.jsonl").read_text().strip()  # nothing half-written: the resume plays both pairs

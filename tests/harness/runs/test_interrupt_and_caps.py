@@ -17,9 +17,10 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 from harness.cli.run import CAP_EXIT_CODE
+from harness.records.interrupts import INTERRUPTED_EXIT_CODE as INTERRUPT_EXIT_CODE
 from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import LlmRunConfig, run_llm
-from harness.runs.run_stop import INTERRUPT_EXIT_CODE, UNFINISHED_GAME
+from harness.runs.run_stop import UNFINISHED_GAME
 
 REPO = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 120  # a broken interrupt hangs: fail then, not never

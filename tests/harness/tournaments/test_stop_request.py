@@ -48,3 +48,27 @@ def test_the_previous_handlers_come_back():
     with stop_on_interrupt(say=lambda _: None):
         assert signal.getsignal(signal.SIGINT) != before[0]
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_once_settled_neither_the_grace_timer_nor_a_signal_cuts_the_wrap_up():
+    said: list[str] = []
+    with stop_on_interrupt(grace_s=600, say=said.append) as stop:
+        signal.raise_signal(signal.SIGINT)
+        stop.settle()  # the work stopped before the grace ran out
+        assert stop._timer is not None
+        stop._timer.join(60)  # cancelled: it ends without firing
+        stop._out_of_grace()  # a timer firing just as settle() came: too late to interrupt
+        stop.handle(signal.SIGINT, None)  # a second Ctrl-C during the wrap-up: said, not raised
+    assert not any("did not finish" in line for line in said)
+    assert said[-1].startswith("writing the last records")
+
+
+def test_the_first_signal_calls_on_first_and_the_second_on_force_before_raising():
+    events: list[str] = []
+    stop = StopRequest(grace_s=None, say=lambda _: None, on_first=lambda: events.append("first"),
+                       on_force=lambda: events.append("force"))
+    stop.handle(signal.SIGTERM, None)
+    assert events == ["first"] and stop._timer is None and stop.reason() == "interrupted by SIGTERM"
+    with pytest.raises(KeyboardInterrupt):
+        stop.handle(signal.SIGINT, None)
+    assert events == ["first", "force"]

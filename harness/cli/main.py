@@ -43,6 +43,7 @@ from harness.cli import (
 )
 from harness.cli import audit as audit_cli
 from harness.cli import replay as replay_cli
+from harness.cli import view as view_cli
 from harness.cli.console import print_error
 from harness.models.errors import ModelConfigError
 from harness.records.lock import RunLocked
@@ -108,7 +109,7 @@ bench_app = typer.Typer(
     help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
           "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
           "'bench replot' redraws its figures, 'bench sandbox' generated code in the sandbox, "
-          "'bench cwm' the code-world-model agent family by family."),
+          "'bench cwm' the code-world-model agent family by family, 'bench view' how fast a large run's page opens."),
     no_args_is_help=True,
 )
 
@@ -137,6 +138,7 @@ _register(app, "replay", replay_cli.replay)
 _register(app, "rerun", replay_cli.rerun)
 _register(app, "compare", replay_cli.compare)
 _register(app, "audit", audit_cli.audit)
+_register(app, "view", view_cli.view)
 app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)
 _register(bench_app, "agents", bench.agents)
@@ -146,6 +148,7 @@ _register(bench_app, "paper", bench_paper.paper)
 _register(bench_app, "replot", bench_replot.replot)
 _register(bench_app, "sandbox", bench_sandbox.sandbox)
 _register(bench_app, "cwm", bench_cwm.cwm)
+_register(bench_app, "view", view_cli.bench_view_command)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 _register(train_app, "posnet", train.posnet)

@@ -43,6 +43,7 @@ from harness.cli import (
 )
 from harness.cli import audit as audit_cli
 from harness.cli import replay as replay_cli
+from harness.cli import stub_server as stub_server_cli
 from harness.cli import view as view_cli
 from harness.cli.console import print_error
 from harness.models.errors import ModelConfigError
@@ -138,6 +139,8 @@ _register(app, "replay", replay_cli.replay)
 _register(app, "rerun", replay_cli.rerun)
 _register(app, "compare", replay_cli.compare)
 _register(app, "audit", audit_cli.audit)
+_register(app, "stub-server", stub_server_cli.stub_server)
+_register(app, "calls-to-script", stub_server_cli.calls_to_script)
 _register(app, "view", view_cli.view)
 app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)

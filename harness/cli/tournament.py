@@ -8,7 +8,7 @@ directory) is checked before anything is written; a bad spec is an
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from harness.cli.console import print_error, stderr_console, stdout_console
+from harness.cli.console import add_name_column, fitting_table, print_error, stderr_console, stdout_console
 from harness.cli.options import (
     PluginOption,
     check_spec,
@@ -306,16 +306,21 @@ def _progress() -> Progress:
 def print_results(results: TournamentResults, run_dir: Path) -> None:
     """The per-environment table (when there are several), the over-all table, footnotes and the run directory."""
     console = stdout_console()
-    if len(results.env_ids) > 1:
-        console.print(per_env_table(results))
-    console.print(overall_table(results))
+    names = [name for row in overall_rows(results) for name in row[:2] if name]
+    tables = ([lambda label: per_env_table(results, label)] if len(results.env_ids) > 1 else []) + [
+        lambda label: overall_table(results, label)]
+    for build in tables:  # a narrow terminal gets the agents as #1, #2, ... and a legend, never a name cut to '…'
+        table, legend = fitting_table(build, names, console)
+        console.print(table)
+        for line in legend:
+            console.print(line, soft_wrap=True)
     for note in results.notes:
         console.print(Text(note))
     console.print(Text(f"run recorded in {run_dir}"))
 
 
-def overall_table(results: TournamentResults) -> Table:
-    """A's results over all environments: overall, as black, as white, for each pairing."""
+def overall_table(results: TournamentResults, label: Callable[[str], str] = str) -> Table:
+    """A's results over all environments: overall, as black, as white, for each pairing (agents shown as ``label`` says)."""
     envs = results.over_envs[0].env_name if results.over_envs else ""
     table = _table(f"Over {envs}", OVERALL_COLUMNS, f"{describe(results)}\n{CELL_NOTE}")
     rows = overall_rows(results)
@@ -323,11 +328,11 @@ def overall_table(results: TournamentResults) -> Table:
         if start:
             table.add_section()
         for offset, row in enumerate(rows[start:start + len(SCOPES)]):
-            table.add_row(*(row if offset == 0 else ["", "", *row[2:]]))
+            table.add_row(*([label(row[0]), label(row[1]), *row[2:]] if offset == 0 else ["", "", *row[2:]]))
     return table
 
 
-def per_env_table(results: TournamentResults) -> Table:
+def per_env_table(results: TournamentResults, label: Callable[[str], str] = str) -> Table:
     """A's results on each environment, with the counts and win rate by colour (env ids as in `arena envs`)."""
     table = _table("Per environment", PER_ENV_COLUMNS, f"{CELL_NOTE}; env ids as in `arena envs`")
     previous = None
@@ -335,14 +340,17 @@ def per_env_table(results: TournamentResults) -> Table:
         if previous is not None and row[0] != previous:
             table.add_section()
         previous = row[0]
-        table.add_row(*row)
+        table.add_row(row[0], label(row[1]), label(row[2]), *row[3:])
     return table
 
 
 def _table(title: str, columns: Sequence[str], caption: str) -> Table:
     table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
     for column in columns:
-        # Rate cells stay on one line; the agent specs wrap when the terminal is narrow.
-        table.add_column(column, justify="left" if column in ("A", "B", "scope") else "right",
-                         no_wrap=column not in ("A", "B"))
+        if column in ("A", "B", "env"):
+            add_name_column(table, column)
+        elif column == "scope":
+            table.add_column(column, no_wrap=True)
+        else:  # a rate cell wraps at its spaces on a narrow terminal, never cut
+            table.add_column(column, justify="right", overflow="fold")
     return table

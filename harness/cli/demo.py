@@ -118,8 +118,8 @@ def demo(
     table, legend = fitting_table(lambda label: comparison_table(environment, agent_label, metrics, baselines, label),
                                   [agent_label, *baselines, *OPPONENTS], console)
     console.print(table)
-    for line in legend:  # a narrow terminal: the agents as #1, #2, ..., named here whole
-        console.print(line, soft_wrap=True)
+    for legend_line in legend:  # a narrow terminal: the agents as #1, #2, ..., named here whole
+        console.print(legend_line, soft_wrap=True)
     console.print(f"Run directory: {run_dir}  (arena replay {run_dir} checks the condition against the manifest's "
                   f"commitment; arena rerun {run_dir})", markup=False)
 

@@ -7,4 +7,7 @@ and its per-game chunks (:mod:`~harness.view.data`: the pydantic models of what 
 :mod:`~harness.view.serve` serves a live run, :mod:`~harness.view.browser` drives Debian's headless Chromium
 over the DevTools protocol (tests and ``arena bench view``), :mod:`~harness.view.synthetic` writes a large
 synthetic run for the benchmark. The page itself is ``static/`` (plain JS, CSS and HTML; no build step).
+
+It may import the engine and the harness parts below it (``runs``, ``tournaments``, ``records``, ...); ``bench`` and
+``cli`` import it.
 """

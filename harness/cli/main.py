@@ -31,6 +31,7 @@ from harness.cli import (
     bench,
     bench_cwm,
     bench_env,
+    bench_league,
     bench_paper,
     bench_replot,
     bench_sandbox,
@@ -152,11 +153,13 @@ _register(bench_app, "paper", bench_paper.paper)
 _register(bench_app, "replot", bench_replot.replot)
 _register(bench_app, "sandbox", bench_sandbox.sandbox)
 _register(bench_app, "cwm", bench_cwm.cwm)
+_register(bench_app, "league", bench_league.league_command)
 _register(bench_app, "env", bench_env.env)
 _register(bench_app, "view", view_cli.bench_view_command)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 _register(train_app, "posnet", train.posnet)
+_register(train_app, "ntuple", train.ntuple)
 
 
 if __name__ == "__main__":

@@ -87,6 +87,7 @@ def masked_logits(policy: MaskableActorCriticPolicy, planes: np.ndarray) -> np.n
     with torch.no_grad():
         observation = torch.as_tensor(planes, dtype=torch.float32).reshape(1, *planes.shape)
         features = policy.extract_features(observation, policy.pi_features_extractor)
+        assert isinstance(features, torch.Tensor)  # one extractor for the actor: a tensor, not a pair
         logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
     return np.asarray(logits.numpy()[0], dtype=np.float64)
 
@@ -133,7 +134,7 @@ class SnapshotOpponent:
         return guarded_action(self.current, planes, mask, rng, deterministic=False)
 
 
-class NanGuard(BaseCallback):  # type: ignore[misc]
+class NanGuard(BaseCallback):
     """After every update: weights not finite -> the last finite snapshot is put back (counted)."""
 
     def __init__(self, stats: TrainStats) -> None:
@@ -153,10 +154,10 @@ class NanGuard(BaseCallback):  # type: ignore[misc]
         return True
 
 
-class _SelfPlay(BaseCallback):  # type: ignore[misc]
+class _SelfPlay(BaseCallback):
     """Counts finished games, refreshes the snapshot pool, and stops training after the budget's last game."""
 
-    def __init__(self, env: OthelloGym, opponent: SnapshotOpponent, config: PpoConfig, stats: TrainStats,
+    def __init__(self, env: _TrainingEnv, opponent: SnapshotOpponent, config: PpoConfig, stats: TrainStats,
                  on_game: Callable[[int], None] | None) -> None:
         super().__init__()
         self.env, self.opponent, self.config, self.stats, self.on_game = env, opponent, config, stats, on_game
@@ -167,8 +168,10 @@ class _SelfPlay(BaseCallback):  # type: ignore[misc]
             if done:
                 self.stats.games += 1
                 self.stats.history.append(float(reward))
-                if self.stats.games % self.config.snapshot_games == 0 and weights_finite(self.model.policy):
-                    self.opponent.add(self.model.policy)
+                policy = self.model.policy
+                if self.stats.games % self.config.snapshot_games == 0 and weights_finite(policy):
+                    assert isinstance(policy, MaskableActorCriticPolicy)
+                    self.opponent.add(policy)
                     self.stats.snapshots += 1
                 self.opponent.next_game()
                 if self.on_game is not None:
@@ -215,7 +218,7 @@ class _TrainingEnv(OthelloGym):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         if self.remaining_games() <= 0:
-            return np.zeros(self.observation_space.shape, dtype=np.float32), {}
+            return np.zeros((3, self.layout.rows, self.layout.cols), dtype=np.float32), {}
         return super().reset(seed=seed, options=options)
 
     def action_masks(self) -> np.ndarray:

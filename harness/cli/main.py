@@ -156,9 +156,10 @@ _register(bench_app, "cwm", bench_cwm.cwm)
 _register(bench_app, "league", bench_league.league_command)
 _register(bench_app, "env", bench_env.env)
 _register(bench_app, "view", view_cli.bench_view_command)
-train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)
+train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet, 'train ppo' PPO-2K.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 _register(train_app, "posnet", train.posnet)
+_register(train_app, "ppo", train.ppo)
 _register(train_app, "ntuple", train.ntuple)
 
 

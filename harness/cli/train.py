@@ -167,3 +167,70 @@ def ntuple(
         f"League score {score:.3f} over {league_games} fresh double games ({duration(scoring_seconds)})"), soft_wrap=True)
     console.print(Text(f"network: {path} (shipped name for this layout: agents/data/{shipped_name(layout)})"), soft_wrap=True)
     console.print(Text(f"curve:   {picture}"), soft_wrap=True)
+
+
+def ppo(
+    env: Annotated[str, typer.Argument(help="Environment id (0-55).")],
+    budget: Annotated[int, typer.Option("--budget", help="Games to train for (the arena's budget).")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the policy and the self-play draws.")] = 0,
+    n_steps: Annotated[int, typer.Option("--n-steps", help="Learner steps per MaskablePPO update.")] = 512,
+    eval_games: Annotated[int, typer.Option("--eval-games", help="Games of the trained policy against Random (0 to skip).")] = 20,
+    out: Annotated[Path | None, typer.Option(
+        "--out", metavar="FILE.pt", show_default=False,
+        help="Where to write the trained policy (default: runs/<timestamp>-train-ppo/policy.pt).")] = None,
+) -> None:
+    """Train PPO-2K (paper Appendix F): MaskablePPO by self-play against snapshots, through a budgeted arena.
+
+    Every training game is a whole game counted in the arena's ledger; training stops after
+    exactly --budget games. Prints the training time, then the frozen policy's results
+    against Random (colours alternating).
+    """
+    import numpy as np
+    import torch
+
+    from agents.base import AgentContext
+    from engine.environments import make_env
+    from engine.protocol.policy import RandomPolicy
+    from harness.cli.options import parse_env_id
+    from harness.envs.ppo import PpoConfig, train_ppo
+    from harness.envs.ppo_agent import PpoAgent
+    from harness.play.arena import Arena
+    from harness.play.game import play_game
+
+    if budget < 1:
+        raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
+    if eval_games < 0:
+        raise typer.BadParameter(f"--eval-games must be 0 or more, got {eval_games}")
+    if out is not None and out.suffix != ".pt":
+        raise typer.BadParameter(f"--out {str(out)!r}: give a file name ending in .pt")
+    try:
+        config = PpoConfig(n_steps=n_steps, seed=seed)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    environment = make_env(parse_env_id(env))
+    arena = Arena(environment, budget)
+    console = stdout_console()
+    with Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=stderr_console(), transient=True) as progress:
+        task = progress.add_task("games", total=budget)
+        policy, stats = train_ppo(arena, config, on_game=lambda games: progress.update(task, completed=games))
+    path = out or default_run_dir("train-ppo") / "policy.pt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(policy.state_dict(), path)
+    console.print(Text(
+        f"env {environment.id} ({environment.layout.name}): {arena.games_played:,} games, {stats.steps:,} learner steps in "
+        f"{duration(stats.seconds)} (MaskablePPO, MlpPolicy, n_steps {n_steps}, {stats.snapshots} snapshots, "
+        f"{stats.nan_restores} NaN restores)"), soft_wrap=True)
+    if eval_games:
+        agent = PpoAgent(AgentContext(environment.rules), np.random.default_rng(seed), config)
+        agent.policy = policy
+        agent.freeze()
+        opponent = RandomPolicy(np.random.default_rng(seed + 1))
+        tally = [0, 0, 0]
+        for game in range(eval_games):
+            colour = game % 2
+            black, white = (agent, opponent) if colour == 0 else (opponent, agent)
+            reward = play_game(environment.rules, environment.condition, black, white).rewards[colour]
+            tally[1 - reward] += 1
+        console.print(Text(f"vs Random, {eval_games} games: {tally[0]} won, {tally[1]} drawn, {tally[2]} lost"), soft_wrap=True)
+    console.print(Text(f"policy: {path}"), soft_wrap=True)

@@ -28,10 +28,11 @@ from rich.table import Table
 
 from agents.base import AgentContext
 from engine import make_env
+from engine.env_spec import is_sealed
 from engine.environments import Environment
 from harness.cli import model_options as mo
 from harness.cli.console import add_name_column, fitting_table, stdout_console
-from harness.cli.options import parse_env_id
+from harness.cli.options import parse_env
 from harness.cli.run import run_with_progress
 from harness.models.client import check_api_key
 from harness.registry.specs import make_agent
@@ -57,7 +58,8 @@ def default_model(agent: str = "llm-strategist") -> tuple[str, str]:
 
 
 def demo(
-    env: Annotated[str, typer.Option("--env", metavar="ID", help="Environment id, 0-55 (14: on the standard board).")] = "14",
+    env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment: an id 0-55 (14: on the standard board), "
+                                                               "or a spec (docs/environments.md).")] = "14",
     agent: Annotated[str, typer.Option("--agent", help="The model agent: llm-strategist, or cwm (a code world model: "
                                                         "docs/cwm.md; needs bubblewrap).")] = "llm-strategist",
     model: Annotated[str | None, typer.Option("--model", help="litellm model string or mock/<name> (default: see above).")] = None,
@@ -92,7 +94,10 @@ def demo(
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
     if budget < 1:
         raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
-    environment = make_env(parse_env_id(env))
+    environment = make_env(parse_env(env))
+    if reveal and is_sealed(environment.id):
+        raise typer.BadParameter("--reveal: a suite's conditions are sealed until a run has finished (the report reveals "
+                                 "them); leave out --reveal")
     named, options = mo.resolve(mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens,
                                               reasoning_effort, timeout, max_consecutive_failures, list(model_arg or [])))
     chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model(agent)

@@ -21,11 +21,13 @@ import typer
 from agents.spec import AgentSpecError
 from engine import (
     ConditionError,
+    EnvSpecError,
     IllegalMoveError,
     LayoutError,
     NotationError,
     UnknownEnvironmentError,
 )
+from engine.suite import SuiteError
 from harness.cli import (
     agents,
     bench,
@@ -58,6 +60,7 @@ USER_ERROR_EXIT_CODE = 2
 USER_ERRORS = (
     LayoutError, UnknownEnvironmentError, ConditionError, NotationError, IllegalMoveError, typer.BadParameter,
     AgentSpecError, TournamentError, RunConfigError, ModelConfigError, TranscriptError, RunLocked,
+    EnvSpecError, SuiteError,
 )
 
 
@@ -129,7 +132,10 @@ def _register(typer_app: typer.Typer, name: str, command: Callable[..., Any]) ->
     typer_app.command(name)(reporting_user_errors(command))
 
 
-_register(app, "envs", envs.envs)
+envs.envs_app.callback(invoke_without_command=True)(reporting_user_errors(envs.envs))
+_register(envs.envs_app, "new", envs.new)
+_register(envs.envs_app, "list", envs.list_suite)
+app.add_typer(envs.envs_app, name="envs")
 _register(app, "show", show.show)
 _register(app, "perft", perft.perft)
 _register(app, "demo", demo.demo)

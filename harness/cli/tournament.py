@@ -27,12 +27,16 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from engine import EnvKey
 from harness.cli.console import add_name_column, fitting_table, print_error, stderr_console, stdout_console
 from harness.cli.options import (
+    ENV_HELP,
+    ENVS_HELP,
     PluginOption,
     check_spec,
-    parse_env_id,
-    parse_env_range,
+    env_slug,
+    parse_env,
+    parse_envs,
     parse_specs,
     use_plugins,
 )
@@ -96,8 +100,7 @@ def match(
                                                   show_default=False)] = None,
     agent_b: Annotated[str | None, typer.Argument(metavar="B", help="Agent spec of the opponent.",
                                                   show_default=False)] = None,
-    env: Annotated[str | None, typer.Option("--env", metavar="ID", help="Environment id, 0-55.",
-                                            show_default=False)] = None,
+    env: Annotated[str | None, typer.Option("--env", metavar="ENV", help=ENV_HELP, show_default=False)] = None,
     games: GamesOption = None,
     seed: SeedOption = None,
     jobs: JobsOption = None,
@@ -122,7 +125,7 @@ def match(
     given: dict[str, object] = {
         "A": canonical_spec(check_spec(agent_a, "A")) if agent_a is not None else None,
         "B": canonical_spec(check_spec(agent_b, "B")) if agent_b is not None else None,
-        "--env": parse_env_id(env) if env is not None else None, "--games": games, "--seed": seed,
+        "--env": parse_env(env) if env is not None else None, "--games": games, "--seed": seed,
         "--in-process": in_process or None}
     if resume is not None:
         _resume(resume, "match", given, out, jobs, plugin_words)
@@ -130,14 +133,15 @@ def match(
     if agent_a is None or agent_b is None:
         raise typer.BadParameter("give the two agents: arena match A B --env ID (or --resume DIR)")
     if env is None:
-        raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them)")
-    env_ids = [parse_env_id(env)]
+        raise typer.BadParameter("give the environment: --env ENV (an id 0-55, `arena envs` lists them, or a spec: "
+                                 "docs/environments.md)")
+    env_ids = [parse_env(env)]
     games, seed = _defaults(games, seed)
     plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed, in_process)
     command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), "--games", str(games),
                "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
     settings = given | {"--games": games, "--seed": seed, "--in-process": in_process}
-    _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_ids[0]}",
+    _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_slug(env_ids[0])}",
          settings=settings)
 
 
@@ -147,7 +151,7 @@ def tournament(
         help="Agent spec, one per flag; repeat the flag (--agents random --agents mcts:n=50,c=1.0). "
              "A spec's own parameters follow its colon; commas inside a spec never split it.",
     )] = None,
-    envs: Annotated[str | None, typer.Option("--envs", help="Environments: a range 0-6, a list 0,3,5, or all.",
+    envs: Annotated[str | None, typer.Option("--envs", help=ENVS_HELP,
                                              show_default=False)] = None,
     vs: Annotated[list[str] | None, typer.Option(
         "--vs", metavar="SPEC", show_default=False,
@@ -179,7 +183,7 @@ def tournament(
     given: dict[str, object] = {
         "--agents": [canonical_spec(spec) for spec in specs] if specs is not None else None,
         "--vs": [canonical_spec(spec) for spec in opponents] if opponents is not None else None,
-        "--envs": list(parse_env_range(envs)) if envs is not None else None, "--games": games, "--seed": seed,
+        "--envs": list(parse_envs(envs)) if envs is not None else None, "--games": games, "--seed": seed,
         "--in-process": in_process or None}
     if resume is not None:
         _resume(resume, "tournament", given, out, jobs, plugin_words)
@@ -190,7 +194,7 @@ def tournament(
         raise typer.BadParameter("give the environments: --envs 0-6, 0,3,5 or all")
     games, seed = _defaults(games, seed)
     pairings = round_robin(specs) if opponents is None else versus(specs, opponents)
-    plan = _plan(pairings, parse_env_range(envs), games, seed, in_process)
+    plan = _plan(pairings, parse_envs(envs), games, seed, in_process)
     command = ["arena", "tournament", *spec_words("--agents", specs), "--envs", envs]
     command += spec_words("--vs", opponents) if opponents is not None else []
     command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
@@ -208,7 +212,7 @@ def _defaults(games: int | None, seed: int | None) -> tuple[int, int]:
     return (DEFAULT_GAMES if games is None else games), (0 if seed is None else seed)
 
 
-def _plan(pairings: Sequence, env_ids: list[int], games: int, seed: int, in_process: bool) -> TournamentPlan:
+def _plan(pairings: Sequence, env_ids: list[EnvKey], games: int, seed: int, in_process: bool) -> TournamentPlan:
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
     if seed < 0:

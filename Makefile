@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: venv numba-cache sandbox-tools demo test coverage coverage-floor mutation bench clean
+.PHONY: venv numba-cache sandbox-tools browser-tools demo test coverage coverage-floor mutation bench clean
 
 venv: $(STAMP)
 
@@ -25,6 +25,14 @@ sandbox-tools:
 		apt-get install -y -q bubblewrap >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; } \
 		|| echo "note: could not install bubblewrap (apt-get install -y bubblewrap); sandbox tests will skip"; \
 	else echo "note: bubblewrap is missing: sudo apt-get install -y bubblewrap (generated code runs only sandboxed, or with --unsandboxed)"; fi; }
+
+# The viewer's tests (tests/harness/view) and `arena bench view` drive Debian's headless chromium over the DevTools
+# protocol: installed here when it is missing and we are root; otherwise say how. Without it those tests skip.
+browser-tools:
+	@command -v chromium >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } \
+		|| echo "note: could not install chromium (apt-get install -y chromium); the viewer's browser tests will skip"; \
+	else echo "note: chromium is missing: sudo apt-get install -y chromium (the viewer's browser tests skip without it)"; fi; }
 
 # numba's on-disk cache does not notice when a kernel that another module calls changes,
 # so it is dropped whenever any numba source changes.
@@ -44,7 +52,7 @@ demo: venv numba-cache sandbox-tools
 # lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles);
 # ruff lints and mypy checks types (both configured in pyproject.toml: mypy is strict on engine/,
 # harness/records/ and harness/models/).
-test: venv numba-cache sandbox-tools
+test: venv numba-cache sandbox-tools browser-tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy

@@ -10,6 +10,10 @@ is mutated with Gaussian noise (Eq. 7) and the population is shuffled (Eq. 8).
 There is no fitness function anywhere: the only signal is who survived a
 match. The ensembling rules of Appendix B.3 are here too: value tables are
 rescaled to [-1, 1] and averaged; weight vectors are L1-normalised and averaged.
+
+The (mu + lambda) evolution strategy of the n-tuple paper (Jaskowski 2014), which
+does select by a fitness, is here as well: :func:`plus_offspring` and
+:func:`plus_selection` (used by :mod:`agents.ntuple_train`).
 """
 
 from __future__ import annotations
@@ -106,3 +110,21 @@ def ensemble_weights(weights: np.ndarray) -> np.ndarray:
     weights = np.asarray(weights, dtype=np.float64)
     norms = np.abs(weights).sum(axis=-1, keepdims=True)
     return (weights / np.where(norms > 0, norms, 1.0)).mean(axis=0)
+
+
+def plus_selection(population: np.ndarray, fitness: np.ndarray, parents: int) -> tuple[np.ndarray, np.ndarray]:
+    """(mu + lambda) selection: the ``parents`` fittest rows and their fitness, fittest first (ties: lower row)."""
+    population = np.asarray(population, dtype=np.float64)
+    fitness = np.asarray(fitness, dtype=np.float64)
+    if population.ndim != 2 or fitness.shape != (population.shape[0],) or not 1 <= parents <= population.shape[0]:
+        raise ValueError(f"plus_selection: {population.shape[0]} rows with {fitness.shape} fitness values, "
+                         f"parents={parents}: give one fitness per row and 1 <= parents <= rows")
+    order = np.argsort(-fitness, kind="stable")[:parents]
+    return population[order], fitness[order]
+
+
+def plus_offspring(parents: np.ndarray, offspring: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """(mu + lambda) variation: ``offspring`` mutated copies, parent ``i % mu`` for child ``i``, after the parents."""
+    parents = np.asarray(parents, dtype=np.float64)
+    children = mutate(parents[np.arange(offspring) % parents.shape[0]], sigma, rng)
+    return np.concatenate([parents, children])

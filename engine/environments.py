@@ -25,23 +25,30 @@ class UnknownEnvironmentError(KeyError):
 
 @dataclass(frozen=True)
 class Environment:
-    """A benchmark instance: a visible layout and a hidden condition."""
+    """A benchmark instance: a visible layout and a hidden condition.
 
-    id: int
+    ``id`` is 0-55 for the paper's environments; any other environment (``engine.env_spec``)
+    has its canonical spec text as id and a ``title`` that never names its condition.
+    """
+
+    id: int | str
     layout: Layout
     condition: Condition
+    title: str = ""
 
     @property
     def name(self) -> str:
-        return f"{self.layout.name} / {self.condition.label}"
+        return self.title or f"{self.layout.name} / {self.condition.label}"
 
     @property
     def layout_index(self) -> int:
-        return self.id % N_LAYOUTS
+        """The paper's layout number (0-6); -1 for an environment outside the 56."""
+        return self.id % N_LAYOUTS if isinstance(self.id, int) else -1
 
     @property
     def condition_index(self) -> int:
-        return self.id // N_LAYOUTS
+        """The paper's condition number (0-7); -1 for an environment outside the 56."""
+        return self.id // N_LAYOUTS if isinstance(self.id, int) else -1
 
     @property
     def rules(self) -> Rules:

@@ -12,5 +12,6 @@ before it, never one after it; checked by the import-linter contracts in
 - ``tournaments``: matches, tournament plans and runs, results and statistics.
 - ``runs``: ``arena run`` for model agents, replay, rerun and compare of run directories.
 - ``bench``: ``arena bench`` (engine, agents, harness) and the paper's benchmark.
+- ``testing``: the public testing API and pytest plugin: scripted model, stub server, run helper.
 - ``cli``: the ``arena`` command, one module per subcommand.
 """

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-SLEEP_ALLOWED = {"stub_server.py"}  # the stub server's injected latency and stalls are its purpose
+SLEEP_ALLOWED: set[str] = set()  # the stub server (with its injected latency) lives in harness/testing now
 BROAD_RAISES = re.compile(r"pytest\.raises\(\s*\(?\s*(?:Base)?Exception\b")
 BARE_SLEEP = re.compile(r"\btime\.sleep\(|^\s*from time import .*\bsleep\b", re.MULTILINE)
 

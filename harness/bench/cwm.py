@@ -28,6 +28,7 @@ import numpy as np
 from agents.base import AgentContext
 from agents.simple import RandomAgent
 from engine import make_env
+from engine.env_spec import seed_word
 from engine.condition import Condition
 from engine.environments import Environment
 from engine.layout_gen import random_layouts
@@ -95,7 +96,7 @@ def run_case(case: CwmCase, *, model: str, budget: int, games: int, config: CwmC
              clock: Callable[[], float]) -> CwmBenchRow:
     """Adapt a fresh agent on ``case``, then ``games`` games against Random; the agent's worker is always stopped."""
     env = case.env
-    agent = CwmAgent(AgentContext(env.rules), np.random.default_rng([seed, env.id]), ModelClient(model), budget=budget,
+    agent = CwmAgent(AgentContext(env.rules), np.random.default_rng([seed, seed_word(env.id)]), ModelClient(model), budget=budget,
                      seed=seed, config=config)
     try:
         start = clock()
@@ -115,7 +116,7 @@ def games_against_random(agent: CwmAgent, env: Environment, games: int, seed: in
     """(wins, draws) of the frozen ``agent`` in ``games`` games against Random, colours alternating (black first)."""
     wins = draws = 0
     for game in range(games):
-        random_player = from_policy(RandomAgent(AgentContext(env.rules), np.random.default_rng([seed, env.id, game])))
+        random_player = from_policy(RandomAgent(AgentContext(env.rules), np.random.default_rng([seed, seed_word(env.id), game])))
         mine = agent.decider("eval", game)
         sides = (mine, random_player) if game % 2 == 0 else (random_player, mine)
         verified, _ = play_game_sync(env.rules, env.condition, *sides)

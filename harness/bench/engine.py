@@ -146,7 +146,7 @@ def bench_engine(
         n, elapsed, plies = measure_fast(env, seconds, games, seed + env_id)
         reference_seconds = measure_reference(env, reference_games, seed + env_id)
         row = EngineBenchRow(
-            env_id=env.id,
+            env_id=env_id,
             name=env.name,
             size=f"{env.layout.rows}x{env.layout.cols}",
             games=n,

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.base import AgentContext
 from agents.spec import AgentSpecError
-from engine import make_env
+from engine import EnvKey, make_env
 from engine.protocol.arena import BudgetExhausted
 from harness.bench.paper_plan import PaperPlan
 from harness.bench.paper_worker import WatchedArena
@@ -77,7 +77,7 @@ class PaperEstimate(BaseModel):
 
     plan: PaperPlan
     jobs: int
-    probe_env: int
+    probe_env: EnvKey
     adapt_seconds: dict[str, float | None]  # agent -> estimated seconds of one pair's adaptation (None: a real model)
     adapt_probe: dict[str, tuple[int, int]]  # agent -> (games the probe's adaptation played, the probe's budget)
     probe_errors: dict[str, str] = {}  # agent -> why its probe failed (a run would likely fail its pairs too)

@@ -21,9 +21,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from agents.spec import AgentSpecError
-from engine import make_env
+from engine import EnvKey, make_env
 from engine.condition import Condition
-from engine.environments import N_CONDITIONS, N_LAYOUTS
+from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.protocol.arena import PrivilegedUsage
 from engine.protocol.belief import Belief
 from harness.prompting.beliefs import BeliefScore
@@ -65,7 +65,7 @@ class PaperPlan(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     schema_version: int = SCHEMA
-    env_ids: tuple[int, ...]
+    env_ids: tuple[EnvKey, ...]
     agents: tuple[str, ...]
     budget: int
     games: int
@@ -93,11 +93,11 @@ class PaperTask(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     plan: PaperPlan
-    env_id: int
+    env_id: EnvKey
     agent: str
 
     @property
-    def key(self) -> tuple[int, str]:
+    def key(self) -> tuple[EnvKey, str]:
         return (self.env_id, self.agent)
 
 
@@ -141,10 +141,10 @@ class EnvAgentResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     schema_version: int = SCHEMA
-    env_id: int
+    env_id: EnvKey
     env_name: str
-    layout: int  # 0-6, the paper's L - 1
-    condition: str  # the paper's label, e.g. "K=0.6" or "K>1.0 (10 turns)"
+    layout: int  # 0-6, the paper's L - 1 (-1: an environment outside the 56)
+    condition: str  # the paper's label, e.g. "K=0.6" or "K>1.0 (10 turns)"; "held-out majority<0.734" outside the 56
     agent: str
     enforced: bool = True  # adapted through the referee process (False: in-process, unenforced)
     status: Literal["ok", "failed"]
@@ -164,7 +164,7 @@ class EnvAgentResult(BaseModel):
     notes: tuple[str, ...] = ()
 
     @property
-    def key(self) -> tuple[int, str]:
+    def key(self) -> tuple[EnvKey, str]:
         return (self.env_id, self.agent)
 
     def outcome(self, opponent: str) -> Outcome | None:
@@ -177,6 +177,15 @@ def condition_label(condition: Condition) -> str:
     k = float(condition.k)
     label = "K>1.0" if k > 1 else "K<0.0" if k < 0 else f"K={k:g}"
     return f"{label} ({condition.turn_limit} turns)" if condition.turn_limit else label
+
+
+def env_condition_label(env: Environment) -> str:
+    """:func:`condition_label` for the 56; outside them ``held-out <condition text>`` (with its turns), never pooled
+    with a paper condition in the per-condition tables. Written with the pair's result, once it has finished."""
+    if isinstance(env.id, int):
+        return condition_label(env.condition)
+    limit = f" ({env.condition.turn_limit} turns)" if env.condition.turn_limit else ""
+    return f"held-out {env.condition.label}{limit}"
 
 
 def paper_order(conditions: Iterable[str]) -> list[str]:
@@ -228,11 +237,15 @@ def with_quick_params(spec: str) -> str:
 
 
 def make_paper_plan(
-    env_ids: Sequence[int] | None = None, agents: Sequence[str] | None = None, *, budget: int | None = None,
+    env_ids: Sequence[EnvKey] | None = None, agents: Sequence[str] | None = None, *, budget: int | None = None,
     games: int | None = None, checkpoint_games: int | None = None, seed: int = 0, quick: bool = False,
-    paper_mcts: bool = True,
+    paper_mcts: bool = True, held_out: Sequence[EnvKey] = (),
 ) -> PaperPlan:
-    """A checked plan; settings left as None take the full (or ``quick``) defaults."""
+    """A checked plan; settings left as None take the full (or ``quick``) defaults.
+
+    ``held_out``: environments outside the 56 (``--suite``'s entries), played after
+    ``env_ids`` and compared with them in the report's generalisation table.
+    """
     defaults = QUICK if quick else FULL
     budget = defaults["budget"] if budget is None else budget
     games = defaults["games"] if games is None else games
@@ -242,7 +255,8 @@ def make_paper_plan(
             raise TournamentError(f"{name}={value!r}: give 1 or more")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise TournamentError(f"seed={seed!r}: give a whole number 0 or more")
-    ids = tuple(dict.fromkeys(QUICK_ENVS if env_ids is None and quick else range(N_ENVS) if env_ids is None else env_ids))
+    paper_ids = QUICK_ENVS if env_ids is None and quick else range(N_ENVS) if env_ids is None else env_ids
+    ids = tuple(dict.fromkeys([*paper_ids, *held_out]))
     if not ids:
         raise TournamentError("no environments to run")
     for env_id in ids:

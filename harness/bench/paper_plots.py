@@ -101,7 +101,7 @@ def plot_posnet_tables(summary: PaperSummary, run_dir: Path) -> tuple[list[str],
         from harness.bench.posnet_plot import plot_value_tables
     except ImportError as error:
         return [], f"PosNet value tables (Figure 1) not plotted: {error} (agents.posnet / harness.bench.posnet_plot)"
-    indices = sorted({env_id % len(layouts()) for env_id in summary.plan.env_ids})
+    indices = sorted({env_id % len(layouts()) for env_id in summary.plan.env_ids if isinstance(env_id, int)})
     chosen = [layouts()[i] for i in indices]
     path = run_dir / "posnet-tables.png"
     try:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.environments import layouts
+from harness.bench.paper_gap import gap_markdown
 from harness.bench.paper_plan import EnvAgentResult, PaperPlan, paper_order
 from harness.bench.paper_summary import (
     ADAPTIVE_MINIMAX,
@@ -161,6 +162,7 @@ def report_markdown(summary: PaperSummary, plots: Sequence[str] = ()) -> str:
         columns, rows = condition_rows(summary, outcome)
         parts += [f"## Per condition: {outcome} rate % (mean ± std over layouts; Table 1 layout)", "",
                   *_markdown_table(columns, rows), ""]
+    parts += gap_markdown(plan, summary.pairs)
     for agent in plan.agents:
         columns, rows = per_env_rows(summary, agent)
         parts += [f"## Per environment: {agent}, W/D/L % (Table 2 layout)", "", legend, "",

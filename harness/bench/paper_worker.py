@@ -28,6 +28,7 @@ import numpy as np
 
 from agents.base import AgentContext
 from engine import make_env
+from engine.env_spec import seed_word
 from engine.environments import Environment
 from engine.protocol.arena import BudgetExhausted, Ledger
 from engine.protocol.belief import Belief
@@ -40,7 +41,7 @@ from harness.bench.paper_plan import (
     Opponent,
     Outcome,
     PaperTask,
-    condition_label,
+    env_condition_label,
 )
 from harness.play.arena import Arena
 from harness.play.grants import EvaluationGrants
@@ -73,7 +74,7 @@ def _key(text: str) -> int:
 
 def _seed(task: PaperTask, *parts: int | str) -> int:
     """A 64-bit seed from (plan seed, env id, agent spec, parts) only: independent of workers and other pairs."""
-    words = [task.plan.seed, task.env_id, _key(task.agent), *(_key(p) if isinstance(p, str) else p for p in parts)]
+    words = [task.plan.seed, seed_word(task.env_id), _key(task.agent), *(_key(p) if isinstance(p, str) else p for p in parts)]
     return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0])
 
 
@@ -125,7 +126,7 @@ def run_task(task: PaperTask) -> EnvAgentResult:
 
 
 def _base(task: PaperTask, env: Environment) -> dict[str, Any]:
-    return {"env_id": env.id, "env_name": env.name, "layout": env.layout_index, "condition": condition_label(env.condition),
+    return {"env_id": env.id, "env_name": env.name, "layout": env.layout_index, "condition": env_condition_label(env),
             "agent": task.agent, "budget": task.plan.budget, "enforced": task.plan.referee}
 
 

@@ -28,7 +28,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from engine import EnvKey
+from engine.env_spec import is_paper_env
 from harness.bench.paper_estimate import estimate_paper
+from harness.bench.paper_gap import GAP_COLUMNS, gap_rows, has_held_out
 from harness.bench.paper_plan import (
     DEFAULT_AGENTS,
     FULL,
@@ -58,7 +61,7 @@ from harness.bench.paper_run import (
 )
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.options import PluginOption, parse_env_range, parse_specs, refuse_newer_schema, use_plugins
+from harness.cli.options import PluginOption, parse_envs, parse_specs, refuse_newer_schema, use_plugins
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
 from harness.tournaments.resume import RunInterrupted
@@ -71,7 +74,13 @@ DEFAULT_JOBS = 2
 def paper(
     envs: Annotated[str | None, typer.Option(
         "--envs", show_default=False,
-        help=f"Environments: a range 0-6, a list 0,3,5, or all (default: all; --quick: {','.join(map(str, QUICK_ENVS))}).",
+        help=f"Environments: a range 0-6, a list 0,3,5, or all (default: all; --quick: {','.join(map(str, QUICK_ENVS))}); "
+             "or a suite / environment spec (docs/environments.md).",
+    )] = None,
+    suite: Annotated[str | None, typer.Option(
+        "--suite", metavar="SUITE", show_default=False,
+        help="A held-out suite (`arena envs new`; SUITE or SUITE:0-7): its entries are played after --envs and the "
+             "report compares each agent's win rate on them with the published ones (the generalisation gap).",
     )] = None,
     agents: Annotated[list[str] | None, typer.Option(
         "--agents", metavar="SPEC", show_default=False,
@@ -126,7 +135,7 @@ def paper(
     if jobs < 1:
         raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
     plugin_words = use_plugins(plugin)  # with --resume too: the plugins are code, not settings the manifest holds
-    given = {"--envs": envs, "--agents": agents, "--budget": budget, "--games": games,
+    given = {"--envs": envs, "--suite": suite, "--agents": agents, "--budget": budget, "--games": games,
              "--checkpoint-games": checkpoint_games, "--seed": seed, "--out": out,
              "--quick": quick or None, "--paper-mcts/--standard-mcts": paper_mcts, "--in-process": in_process or None}
     if dry_run and resume is not None:
@@ -139,7 +148,7 @@ def paper(
         refuse_newer_schema(resume / "manifest.json", SCHEMA)
         plan, run_dir = read_plan(resume), resume
     else:
-        plan = _plan(envs, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)
+        plan = _plan(envs, suite, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)
         plan = plan.model_copy(update={"referee": not in_process})
         if dry_run:
             _dry_run(plan, jobs)
@@ -196,7 +205,7 @@ def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: 
     return shlex.join([*words, *plugin_words, "--jobs", str(jobs), "--out", str(run_dir)])
 
 
-def _plan(envs: str | None, agents: list[str] | None, budget: int | None, games: int | None,
+def _plan(envs: str | None, suite: str | None, agents: list[str] | None, budget: int | None, games: int | None,
           checkpoint_games: int | None, seed: int | None, quick: bool, paper_mcts: bool | None) -> PaperPlan:
     for name, value in (("--budget", budget), ("--games", games), ("--checkpoint-games", checkpoint_games)):
         if value is not None and value < 1:
@@ -204,10 +213,20 @@ def _plan(envs: str | None, agents: list[str] | None, budget: int | None, games:
     if seed is not None and seed < 0:
         raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
     return make_paper_plan(
-        parse_env_range(envs) if envs is not None else None, parse_specs(agents, '--agents') if agents is not None else None,
+        parse_envs(envs) if envs is not None else None, parse_specs(agents, '--agents') if agents is not None else None,
         budget=budget, games=games, checkpoint_games=checkpoint_games, seed=seed or 0, quick=quick,
         paper_mcts=True if paper_mcts is None else paper_mcts,
+        held_out=_suite_keys(suite) if suite is not None else (),
     )
+
+
+def _suite_keys(suite: str) -> list[EnvKey]:
+    """The entries of ``--suite`` (a suite, or SUITE:RANGE); anything else is named as not a suite."""
+    keys = parse_envs(suite, "--suite")
+    if any(is_paper_env(key) for key in keys):
+        raise typer.BadParameter(f"--suite {suite!r}: give a suite directory made by `arena envs new` "
+                                 "(the published environments go to --envs)")
+    return keys
 
 
 def _progress() -> Progress:
@@ -227,6 +246,9 @@ def print_summary(summary: PaperSummary, run_dir: Path, plots: Sequence[str]) ->
         console.print(_table(f"Convergence of {agent}: win % at each checkpoint (@ games played)", columns, rows))
     columns, rows = condition_rows(summary, "win")
     console.print(_table("Per condition: win rate % (mean ± std over layouts)", columns, rows, sections=_first_column))
+    if has_held_out(summary.plan):
+        console.print(_table("Generalisation: win % on the published 56 vs held-out environments [95% CI] (games)",
+                             GAP_COLUMNS, gap_rows(summary.plan, summary.pairs), sections=_first_column))
     if beliefs := belief_rows(summary):
         console.print(_table("Beliefs about K at the end of adaptation", BELIEF_COLUMNS, beliefs, sections=None))
     console.print(_table("Budget and time (seconds: mean per environment)", COST_COLUMNS, cost_rows(summary),

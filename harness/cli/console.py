@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 
 
@@ -19,3 +24,20 @@ def stderr_console() -> Console:
 def print_error(message: str) -> None:
     """One red line ``error: <message>`` on stderr; the message is printed literally (no markup)."""
     stderr_console().print(Text(f"error: {message}", style="bold red"), soft_wrap=True)
+
+
+
+def add_name_column(table: Table, header: str, **options: Any) -> None:
+    """A column of names (agents, environments, models): a name is never cut to '…' (it folds if it must)."""
+    table.add_column(header, overflow="fold", min_width=max(3, min(len(header), 12)), **options)
+
+
+def fitting_table(build: Callable[[Callable[[str], str]], Table], names: Iterable[str], console: Console) -> tuple[Table, list[Text]]:
+    """``build(label)``'s table with every name whole when it fits the console's width; otherwise with the names as
+    #1, #2, ... and a legend (one line a name, printed soft-wrapped: never cut). ``label`` maps a name to its cell."""
+    table = build(lambda name: name)
+    if Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width:
+        return table, []
+    short = {name: f"#{number}" for number, name in enumerate(dict.fromkeys(names), 1)}
+    legend = [Text(f"{label} = {name}") for name, label in short.items()]
+    return build(lambda name: short.get(name, name)), legend

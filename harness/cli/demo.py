@@ -18,6 +18,7 @@ it is ``openai/gpt-4o-mini``; ``--model`` (or a ``--model-config`` file's
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,10 +28,11 @@ from rich.table import Table
 
 from agents.base import AgentContext
 from engine import make_env
+from engine.env_spec import is_sealed
 from engine.environments import Environment
 from harness.cli import model_options as mo
-from harness.cli.console import stdout_console
-from harness.cli.options import parse_env_id
+from harness.cli.console import add_name_column, fitting_table, stdout_console
+from harness.cli.options import parse_env
 from harness.cli.run import run_with_progress
 from harness.models.client import check_api_key
 from harness.registry.specs import make_agent
@@ -56,7 +58,8 @@ def default_model(agent: str = "llm-strategist") -> tuple[str, str]:
 
 
 def demo(
-    env: Annotated[str, typer.Option("--env", metavar="ID", help="Environment id, 0-55 (14: on the standard board).")] = "14",
+    env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment: an id 0-55 (14: on the standard board), "
+                                                               "or a spec (docs/environments.md).")] = "14",
     agent: Annotated[str, typer.Option("--agent", help="The model agent: llm-strategist, or cwm (a code world model: "
                                                         "docs/cwm.md; needs bubblewrap).")] = "llm-strategist",
     model: Annotated[str | None, typer.Option("--model", help="litellm model string or mock/<name> (default: see above).")] = None,
@@ -91,7 +94,10 @@ def demo(
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
     if budget < 1:
         raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
-    environment = make_env(parse_env_id(env))
+    environment = make_env(parse_env(env))
+    if reveal and is_sealed(environment.id):
+        raise typer.BadParameter("--reveal: a suite's conditions are sealed until a run has finished (the report reveals "
+                                 "them); leave out --reveal")
     named, options = mo.resolve(mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens,
                                               reasoning_effort, timeout, max_consecutive_failures, list(model_arg or [])))
     chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model(agent)
@@ -113,7 +119,12 @@ def demo(
         console.print(line, markup=False)
     baselines = {spec: {opponent: _match(environment, spec, opponent, games, seed) for opponent in OPPONENTS}
                  for spec in BASELINES}
-    console.print(comparison_table(environment, f"{agent} ({chosen})", metrics, baselines))
+    agent_label = f"{agent} ({chosen})"
+    table, legend = fitting_table(lambda label: comparison_table(environment, agent_label, metrics, baselines, label),
+                                  [agent_label, *baselines, *OPPONENTS], console)
+    console.print(table)
+    for legend_line in legend:  # a narrow terminal: the agents as #1, #2, ..., named here whole
+        console.print(legend_line, soft_wrap=True)
     console.print(f"Run directory: {run_dir}  (arena replay {run_dir} checks the condition against the manifest's "
                   f"commitment; arena rerun {run_dir})", markup=False)
 
@@ -151,22 +162,24 @@ def _cell(wins: int, draws: int, total: int) -> str:
 
 
 def comparison_table(environment: Environment, agent_label: str, metrics: dict[str, Any],
-                     baselines: dict[str, dict[str, MatchResult]]) -> Table:
-    """Rows: the adapted agent and the baselines; columns: opponents; cells: win % [Wilson 95%] / draw %."""
+                     baselines: dict[str, dict[str, MatchResult]], label: Callable[[str], str] = str) -> Table:
+    """Rows: the adapted agent and the baselines; columns: opponents; cells: win % [Wilson 95%] / draw %.
+
+    ``label`` gives the name shown for an agent (a narrow terminal: a short one, named in a legend)."""
     table = Table(title=f"env {environment.id} ({environment.name})", box=box.SIMPLE_HEAD,
                   caption="win % [Wilson 95% interval] / draw %; the baselines do not adapt")
-    table.add_column("agent")
+    add_name_column(table, "agent")
     for opponent in OPPONENTS:
-        table.add_column(f"vs {opponent}", justify="right")
+        add_name_column(table, f"vs {label(opponent)}", justify="right")
     evaluation = metrics["evaluation"]
-    table.add_row(agent_label, *(_cell(evaluation[o]["win"]["count"], evaluation[o]["draw"]["count"], evaluation[o]["games"])
+    table.add_row(label(agent_label), *(_cell(evaluation[o]["win"]["count"], evaluation[o]["draw"]["count"], evaluation[o]["games"])
                                  for o in OPPONENTS))
     for spec, results in baselines.items():
         cells = []
         for opponent in OPPONENTS:
             tally = results[opponent].overall
             cells.append(_cell(tally.count("win"), tally.count("draw"), tally.games))
-        table.add_row(spec, *cells)
+        table.add_row(label(spec), *cells)
     return table
 
 

@@ -21,15 +21,19 @@ import typer
 from agents.spec import AgentSpecError
 from engine import (
     ConditionError,
+    EnvSpecError,
     IllegalMoveError,
     LayoutError,
     NotationError,
     UnknownEnvironmentError,
 )
+from engine.suite import SuiteError
 from harness.cli import (
     agents,
     bench,
     bench_cwm,
+    bench_env,
+    bench_league,
     bench_paper,
     bench_replot,
     bench_sandbox,
@@ -43,6 +47,8 @@ from harness.cli import (
 )
 from harness.cli import audit as audit_cli
 from harness.cli import replay as replay_cli
+from harness.cli import stub_server as stub_server_cli
+from harness.cli import view as view_cli
 from harness.cli.console import print_error
 from harness.models.errors import ModelConfigError
 from harness.records.lock import RunLocked
@@ -54,6 +60,7 @@ USER_ERROR_EXIT_CODE = 2
 USER_ERRORS = (
     LayoutError, UnknownEnvironmentError, ConditionError, NotationError, IllegalMoveError, typer.BadParameter,
     AgentSpecError, TournamentError, RunConfigError, ModelConfigError, TranscriptError, RunLocked,
+    EnvSpecError, SuiteError,
 )
 
 
@@ -108,7 +115,7 @@ bench_app = typer.Typer(
     help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
           "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
           "'bench replot' redraws its figures, 'bench sandbox' generated code in the sandbox, "
-          "'bench cwm' the code-world-model agent family by family."),
+          "'bench cwm' the code-world-model agent family by family, 'bench view' how fast a large run's page opens."),
     no_args_is_help=True,
 )
 
@@ -125,7 +132,10 @@ def _register(typer_app: typer.Typer, name: str, command: Callable[..., Any]) ->
     typer_app.command(name)(reporting_user_errors(command))
 
 
-_register(app, "envs", envs.envs)
+envs.envs_app.callback(invoke_without_command=True)(reporting_user_errors(envs.envs))
+_register(envs.envs_app, "new", envs.new)
+_register(envs.envs_app, "list", envs.list_suite)
+app.add_typer(envs.envs_app, name="envs")
 _register(app, "show", show.show)
 _register(app, "perft", perft.perft)
 _register(app, "demo", demo.demo)
@@ -137,6 +147,9 @@ _register(app, "replay", replay_cli.replay)
 _register(app, "rerun", replay_cli.rerun)
 _register(app, "compare", replay_cli.compare)
 _register(app, "audit", audit_cli.audit)
+_register(app, "stub-server", stub_server_cli.stub_server)
+_register(app, "calls-to-script", stub_server_cli.calls_to_script)
+_register(app, "view", view_cli.view)
 app.add_typer(bench_app, name="bench")
 _register(bench_app, "engine", bench.engine)
 _register(bench_app, "agents", bench.agents)
@@ -146,9 +159,14 @@ _register(bench_app, "paper", bench_paper.paper)
 _register(bench_app, "replot", bench_replot.replot)
 _register(bench_app, "sandbox", bench_sandbox.sandbox)
 _register(bench_app, "cwm", bench_cwm.cwm)
-train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet.", no_args_is_help=True)
+_register(bench_app, "league", bench_league.league_command)
+_register(bench_app, "env", bench_env.env)
+_register(bench_app, "view", view_cli.bench_view_command)
+train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet, 'train ppo' PPO-2K.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 _register(train_app, "posnet", train.posnet)
+_register(train_app, "ppo", train.ppo)
+_register(train_app, "ntuple", train.ntuple)
 
 
 if __name__ == "__main__":

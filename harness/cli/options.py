@@ -1,4 +1,5 @@
-"""Parsers of the arguments several commands share: env ids, env ranges, the ENV | --layout pair, --plugin,
+"""Parsers of the arguments several commands share: environment specs (``--env``/``--envs``: :func:`parse_env`,
+:func:`parse_envs`, over ``engine.env_spec``, the one grammar), env ids and ranges, the ENV | --layout pair, --plugin,
 and agent specs (:func:`parse_specs`, the one grammar of ``--opponents``, ``--agents``, ``--vs`` and ``match A B``).
 
 Every problem a user can cause is raised as ``typer.BadParameter`` (or as the engine's
@@ -16,9 +17,11 @@ from typing import Annotated
 import typer
 
 from agents.spec import AgentSpecError
-from engine import Layout, Rules, make_env
+from engine import EnvKey, EnvSpecError, Layout, Rules, make_env
+from engine.env_spec import SPEC_FORMS, env_key, seed_word
 from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.layout_text import load_layout
+from engine.suite import SuiteError, read_public, suite_directory
 from harness.registry.importing import source_key
 from harness.registry.plugins import load_plugins
 from harness.registry.specs import parse_spec
@@ -26,7 +29,11 @@ from harness.registry.specs import parse_spec
 N_ENVS = N_LAYOUTS * N_CONDITIONS
 
 # Parameters several commands take, as typer ``Annotated`` types.
-EnvArgument = Annotated[str | None, typer.Argument(metavar="ENV", help="Environment id, 0-55.", show_default=False)]
+ENV_HELP = ("Environment: an id 0-55, layout=FILE,condition=COND[,turns=N] (e.g. condition=majority<0.7), "
+            "a .toml file with those keys, or SUITE:ENTRY (docs/environments.md).")
+ENVS_HELP = ("Environments: ids (0-6, 0,3,5, all), a suite directory (all its entries) or SUITE:0-3, "
+             "or one environment spec (layout=FILE,condition=COND[,turns=N], a .toml file).")
+EnvArgument = Annotated[str | None, typer.Argument(metavar="ENV", help=ENV_HELP, show_default=False)]
 LayoutOption = Annotated[
     Path | None, typer.Option("--layout", metavar="FILE", help="A layout text file instead of an environment.")
 ]
@@ -36,6 +43,8 @@ PluginOption = Annotated[list[str] | None, typer.Option(
          "(repeatable; loaded before the specs are read, and in every worker process).",
 )]
 _RANGE_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE_OR_ALL = re.compile(r"^(all|[\d\s,-]*)$", re.IGNORECASE)
+_ENTRY_RANGE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 _PARAMETER_ITEM = re.compile(r"^[A-Za-z_][\w-]*\s*=")  # key=value: continues the spec before it
 SPEC_GRAMMAR = ("one spec per flag, the flag repeats (--opponents random --opponents mcts:n=30,c=1.0); "
                 "a spec's parameters follow its colon, separated by commas")
@@ -61,6 +70,52 @@ def parse_env_id(text: str) -> int:
     env_id = int(cleaned)
     make_env(env_id)  # raises UnknownEnvironmentError with the valid ids
     return env_id
+
+
+def parse_env(text: str | int, option: str = "--env") -> EnvKey:
+    """The key of one environment spec (``engine.env_spec``); BadParameter naming ``option`` and the problem."""
+    try:
+        return env_key(text)
+    except (EnvSpecError, SuiteError) as error:
+        raise typer.BadParameter(f"{option}: {error}") from None
+
+
+def parse_envs(text: str, option: str = "--envs") -> list[EnvKey]:
+    """The keys ``--envs`` names: ids/ranges/``all`` (the 56), a suite (all its entries), ``SUITE:RANGE``, or one spec.
+
+    A suite's entries are never mixed with the 56 in one value, so results on them are never pooled.
+    """
+    stripped = text.strip()
+    if "=" in stripped or stripped.lower().endswith(".toml"):
+        return [parse_env(stripped, option)]
+    if stripped and not _RANGE_OR_ALL.match(stripped):
+        suite, colon, entries = stripped.rpartition(":")
+        if not colon or not _ENTRY_RANGE.match(entries):
+            suite, entries = stripped, ""
+        try:
+            directory = suite_directory(suite)
+            count = len(read_public(directory)[1])
+        except SuiteError as error:
+            raise typer.BadParameter(f"{option} {text!r}: not ids (0-6, 0,3,5, all) and not a suite: {error}") from None
+        chosen = _entry_range(entries, count, option) if entries else list(range(count))
+        return [parse_env(f"{directory}:{entry}", option) for entry in chosen]
+    return list(parse_env_range(text))
+
+
+def env_slug(key: EnvKey) -> str:
+    """A short name for ``key`` in a run directory's name: the id, or ``x`` and 8 hex digits of the spec's sha256."""
+    return str(key) if isinstance(key, int) else f"x{seed_word(key):016x}"[:9]
+
+
+def _entry_range(text: str, count: int, option: str) -> list[int]:
+    entries: list[int] = []
+    for item in text.split(","):
+        first, _, last = item.strip().partition("-")
+        low, high = int(first), int(last or first)
+        if not 0 <= low <= high < count:
+            raise typer.BadParameter(f"{option}: suite entries {item!r} are outside 0-{count - 1} (or run backwards)")
+        entries.extend(e for e in range(low, high + 1) if e not in entries)
+    return entries
 
 
 def parse_env_range(text: str) -> list[int]:
@@ -99,7 +154,7 @@ def read_layout_file(path: Path) -> Layout:
 
 @dataclass(frozen=True)
 class Target:
-    """What a command works on: a benchmark environment, or a layout file (no turn limit)."""
+    """What a command works on: an environment (any spec), or a layout file (no turn limit)."""
 
     rules: Rules
     title: str
@@ -115,15 +170,16 @@ def resolve_target(env_text: str | None, layout_path: Path | None) -> Target:
     if env_text is not None and layout_path is not None:
         raise typer.BadParameter("give either ENV or --layout FILE, not both")
     if env_text is None and layout_path is None:
-        raise typer.BadParameter("give an environment id (ENV, 0-55) or --layout FILE")
+        raise typer.BadParameter(f"give an environment (ENV: {SPEC_FORMS}) or --layout FILE")
     if layout_path is not None:
         layout = read_layout_file(layout_path)
         name = layout.name or layout_path.name
         return Target(Rules(layout), f"{name} ({layout.describe()}, no turn limit)")
-    env = make_env(parse_env_id(env_text))
+    env = make_env(parse_env(env_text, "ENV"))
     limit = env.condition.turn_limit
     limit_text = f", turn limit {turn_limit_text(env)}" if limit else ""
-    return Target(env.rules, f"env {env.id}: {env.name} ({env.layout.describe()}{limit_text})", env)
+    label = f"env {env.id}: {env.name}" if isinstance(env.id, int) else env.name
+    return Target(env.rules, f"{label} ({env.layout.describe()}{limit_text})", env)
 
 
 def turn_limit_text(env: Environment) -> str:

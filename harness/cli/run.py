@@ -28,7 +28,7 @@ from rich.progress import (
 
 from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
-from harness.cli.options import PluginOption, parse_specs, use_plugins
+from harness.cli.options import ENV_HELP, PluginOption, parse_env, parse_specs, use_plugins
 from harness.models.errors import EndpointDown
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 from harness.records.transcript import TranscriptReader
@@ -46,7 +46,7 @@ def run(
     agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy, llm-strategist or cwm "
                                                             "(a code world model: docs/cwm.md)."),
     model: str = typer.Option(None, "--model", help="litellm model string (provider/model, e.g. openai/gpt-4o-mini), or mock/<name>."),
-    env: int = typer.Option(None, "--env", help="Environment id 0-55."),
+    env: str = typer.Option(None, "--env", help=ENV_HELP),
     budget: int = typer.Option(2000, "--budget", help="Adaptation games."),
     eval_games: int = typer.Option(20, "--eval-games", help="Evaluation games per opponent."),
     opponents: list[str] = typer.Option(None, "--opponents", metavar="SPEC", show_default=False,
@@ -127,7 +127,7 @@ def run(
             raise typer.BadParameter("give --model and --env (or --resume RUN)")
         try:
             config = LlmRunConfig(
-                agent=agent, model=model, env=env, budget=budget, eval_games=eval_games,
+                agent=agent, model=model, env=parse_env(env), budget=budget, eval_games=eval_games,
                 opponents=tuple(parse_specs(opponents or ["random"], "--opponents")),
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint, legal_moves=legal_moves,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,

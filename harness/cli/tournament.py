@@ -8,7 +8,7 @@ directory) is checked before anything is written; a bad spec is an
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -27,12 +27,16 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from harness.cli.console import print_error, stderr_console, stdout_console
+from engine import EnvKey
+from harness.cli.console import add_name_column, fitting_table, print_error, stderr_console, stdout_console
 from harness.cli.options import (
+    ENV_HELP,
+    ENVS_HELP,
     PluginOption,
     check_spec,
-    parse_env_id,
-    parse_env_range,
+    env_slug,
+    parse_env,
+    parse_envs,
     parse_specs,
     use_plugins,
 )
@@ -96,8 +100,7 @@ def match(
                                                   show_default=False)] = None,
     agent_b: Annotated[str | None, typer.Argument(metavar="B", help="Agent spec of the opponent.",
                                                   show_default=False)] = None,
-    env: Annotated[str | None, typer.Option("--env", metavar="ID", help="Environment id, 0-55.",
-                                            show_default=False)] = None,
+    env: Annotated[str | None, typer.Option("--env", metavar="ENV", help=ENV_HELP, show_default=False)] = None,
     games: GamesOption = None,
     seed: SeedOption = None,
     jobs: JobsOption = None,
@@ -122,7 +125,7 @@ def match(
     given: dict[str, object] = {
         "A": canonical_spec(check_spec(agent_a, "A")) if agent_a is not None else None,
         "B": canonical_spec(check_spec(agent_b, "B")) if agent_b is not None else None,
-        "--env": parse_env_id(env) if env is not None else None, "--games": games, "--seed": seed,
+        "--env": parse_env(env) if env is not None else None, "--games": games, "--seed": seed,
         "--in-process": in_process or None}
     if resume is not None:
         _resume(resume, "match", given, out, jobs, plugin_words)
@@ -130,14 +133,15 @@ def match(
     if agent_a is None or agent_b is None:
         raise typer.BadParameter("give the two agents: arena match A B --env ID (or --resume DIR)")
     if env is None:
-        raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them)")
-    env_ids = [parse_env_id(env)]
+        raise typer.BadParameter("give the environment: --env ENV (an id 0-55, `arena envs` lists them, or a spec: "
+                                 "docs/environments.md)")
+    env_ids = [parse_env(env)]
     games, seed = _defaults(games, seed)
     plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed, in_process)
     command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), "--games", str(games),
                "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
     settings = given | {"--games": games, "--seed": seed, "--in-process": in_process}
-    _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_ids[0]}",
+    _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_slug(env_ids[0])}",
          settings=settings)
 
 
@@ -147,7 +151,7 @@ def tournament(
         help="Agent spec, one per flag; repeat the flag (--agents random --agents mcts:n=50,c=1.0). "
              "A spec's own parameters follow its colon; commas inside a spec never split it.",
     )] = None,
-    envs: Annotated[str | None, typer.Option("--envs", help="Environments: a range 0-6, a list 0,3,5, or all.",
+    envs: Annotated[str | None, typer.Option("--envs", help=ENVS_HELP,
                                              show_default=False)] = None,
     vs: Annotated[list[str] | None, typer.Option(
         "--vs", metavar="SPEC", show_default=False,
@@ -179,7 +183,7 @@ def tournament(
     given: dict[str, object] = {
         "--agents": [canonical_spec(spec) for spec in specs] if specs is not None else None,
         "--vs": [canonical_spec(spec) for spec in opponents] if opponents is not None else None,
-        "--envs": list(parse_env_range(envs)) if envs is not None else None, "--games": games, "--seed": seed,
+        "--envs": list(parse_envs(envs)) if envs is not None else None, "--games": games, "--seed": seed,
         "--in-process": in_process or None}
     if resume is not None:
         _resume(resume, "tournament", given, out, jobs, plugin_words)
@@ -190,7 +194,7 @@ def tournament(
         raise typer.BadParameter("give the environments: --envs 0-6, 0,3,5 or all")
     games, seed = _defaults(games, seed)
     pairings = round_robin(specs) if opponents is None else versus(specs, opponents)
-    plan = _plan(pairings, parse_env_range(envs), games, seed, in_process)
+    plan = _plan(pairings, parse_envs(envs), games, seed, in_process)
     command = ["arena", "tournament", *spec_words("--agents", specs), "--envs", envs]
     command += spec_words("--vs", opponents) if opponents is not None else []
     command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
@@ -208,7 +212,7 @@ def _defaults(games: int | None, seed: int | None) -> tuple[int, int]:
     return (DEFAULT_GAMES if games is None else games), (0 if seed is None else seed)
 
 
-def _plan(pairings: Sequence, env_ids: list[int], games: int, seed: int, in_process: bool) -> TournamentPlan:
+def _plan(pairings: Sequence, env_ids: list[EnvKey], games: int, seed: int, in_process: bool) -> TournamentPlan:
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
     if seed < 0:
@@ -306,16 +310,21 @@ def _progress() -> Progress:
 def print_results(results: TournamentResults, run_dir: Path) -> None:
     """The per-environment table (when there are several), the over-all table, footnotes and the run directory."""
     console = stdout_console()
-    if len(results.env_ids) > 1:
-        console.print(per_env_table(results))
-    console.print(overall_table(results))
+    names = [name for row in overall_rows(results) for name in row[:2] if name]
+    tables = ([lambda label: per_env_table(results, label)] if len(results.env_ids) > 1 else []) + [
+        lambda label: overall_table(results, label)]
+    for build in tables:  # a narrow terminal gets the agents as #1, #2, ... and a legend, never a name cut to '…'
+        table, legend = fitting_table(build, names, console)
+        console.print(table)
+        for line in legend:
+            console.print(line, soft_wrap=True)
     for note in results.notes:
         console.print(Text(note))
     console.print(Text(f"run recorded in {run_dir}"))
 
 
-def overall_table(results: TournamentResults) -> Table:
-    """A's results over all environments: overall, as black, as white, for each pairing."""
+def overall_table(results: TournamentResults, label: Callable[[str], str] = str) -> Table:
+    """A's results over all environments: overall, as black, as white, for each pairing (agents shown as ``label`` says)."""
     envs = results.over_envs[0].env_name if results.over_envs else ""
     table = _table(f"Over {envs}", OVERALL_COLUMNS, f"{describe(results)}\n{CELL_NOTE}")
     rows = overall_rows(results)
@@ -323,11 +332,11 @@ def overall_table(results: TournamentResults) -> Table:
         if start:
             table.add_section()
         for offset, row in enumerate(rows[start:start + len(SCOPES)]):
-            table.add_row(*(row if offset == 0 else ["", "", *row[2:]]))
+            table.add_row(*([label(row[0]), label(row[1]), *row[2:]] if offset == 0 else ["", "", *row[2:]]))
     return table
 
 
-def per_env_table(results: TournamentResults) -> Table:
+def per_env_table(results: TournamentResults, label: Callable[[str], str] = str) -> Table:
     """A's results on each environment, with the counts and win rate by colour (env ids as in `arena envs`)."""
     table = _table("Per environment", PER_ENV_COLUMNS, f"{CELL_NOTE}; env ids as in `arena envs`")
     previous = None
@@ -335,14 +344,17 @@ def per_env_table(results: TournamentResults) -> Table:
         if previous is not None and row[0] != previous:
             table.add_section()
         previous = row[0]
-        table.add_row(*row)
+        table.add_row(row[0], label(row[1]), label(row[2]), *row[3:])
     return table
 
 
 def _table(title: str, columns: Sequence[str], caption: str) -> Table:
     table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
     for column in columns:
-        # Rate cells stay on one line; the agent specs wrap when the terminal is narrow.
-        table.add_column(column, justify="left" if column in ("A", "B", "scope") else "right",
-                         no_wrap=column not in ("A", "B"))
+        if column in ("A", "B", "env"):
+            add_name_column(table, column)
+        elif column == "scope":
+            table.add_column(column, no_wrap=True)
+        else:  # a rate cell wraps at its spaces on a narrow terminal, never cut
+            table.add_column(column, justify="right", overflow="fold")
     return table

@@ -103,3 +103,134 @@ def _benchmark_tables(result: TrainResult) -> tuple[dict, tuple]:
     boards = benchmark_layouts()
     tables = {f"{i + 1}. {layout.name}": ensemble_table(result.population, layout) for i, layout in enumerate(boards)}
     return tables, boards
+
+
+def ntuple(
+    env: Annotated[str | None, typer.Argument(help="Environment whose layout to train on (default: 0, standard 8x8).",
+                                              show_default=False)] = None,
+    layout_path: Annotated[Path | None, typer.Option("--layout", metavar="FILE", help="A layout text file instead.")] = None,
+    method: Annotated[str, typer.Option("--method", help="td (TD(0)) or es (the paper's (10+90) ES).")] = "es",
+    n: Annotated[int, typer.Option("--n", help="Tuple length (all-n; 2 is the paper's best).")] = 2,
+    seconds: Annotated[float, typer.Option("--seconds", help="Stop after this many seconds (0: no limit).")] = 0.0,
+    generations: Annotated[int, typer.Option("--generations", help="ES generations.")] = 100,
+    es_games: Annotated[int, typer.Option("--es-games", help="ES fitness: double games per individual.")] = 25,
+    sigma: Annotated[float, typer.Option("--sigma", help="ES mutation scale.")] = 1.0,
+    games: Annotated[int, typer.Option("--games", help="TD training games.")] = 40_000,
+    alpha: Annotated[float, typer.Option("--alpha", help="TD learning rate.")] = 1e-4,
+    opponent: Annotated[str, typer.Option("--opponent", help="TD opponent: wpc or self (self-play).")] = "wpc",
+    league_games: Annotated[int, typer.Option("--league-games", help="Double games of the final League score.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the run (0 or more).")] = 0,
+    out: Annotated[Path | None, typer.Option(
+        "--out", metavar="FILE.npz", show_default=False,
+        help="Where to write the network (default: runs/<timestamp>-train-ntuple/ntuple.npz); the PNG goes beside it.",
+    )] = None,
+) -> None:
+    """Train an all-n n-tuple network (Jaskowski 2014) on one layout; prints its League score and the time taken.
+
+    The League score: the 1-ply network against the 1-ply WPC player (the SWH table on
+    8x8, the layout-derived positional table elsewhere), both random with p=0.1, wins 1,
+    draws 0.5. Writes the network (.npz) and the learning curve (.png).
+    """
+    from agents.ntuple import save_network, shipped_name
+    from agents.ntuple_train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
+    from harness.bench.ntuple_plot import plot_learning_curve
+    from harness.cli.options import resolve_target
+
+    target = resolve_target("0" if env is None and layout_path is None else env, layout_path)
+    layout = target.layout
+    where = f"{layout.name or 'layout'} ({layout.describe()})"
+    try:
+        config = NTupleTrainConfig(method=method, n=n, games=games, alpha=alpha, opponent=opponent,
+                                   generations=generations, sigma=sigma, es_games=es_games, seconds=seconds, seed=seed)
+    except NTupleTrainError as error:
+        raise typer.BadParameter(str(error)) from None
+    if league_games < 1:
+        raise typer.BadParameter(f"--league-games {league_games}: give 1 or more double games")
+    path = _output_path(out) if out is not None else default_run_dir("train-ntuple") / "ntuple.npz"
+    total = generations if method == "es" else games
+    with Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(), transient=True,
+    ) as progress:
+        task = progress.add_task(f"{method} on {where}", total=total)
+        result = train_ntuple(layout, config, progress=lambda done, _, best: progress.update(
+            task, completed=done, description=f"{method} (best {best:.3f})"))
+    start = time.perf_counter()
+    score = league_score(result.network, league_games, seed=seed + 1_000_003)
+    scoring_seconds = time.perf_counter() - start
+    save_network(result.network, path, method=method, league_score=score, league_double_games=league_games,
+                 training_games=result.games, training_seconds=result.elapsed_seconds, seed=seed)
+    picture = plot_learning_curve(result.curve, f"all-{n} {method} on {where}", path.with_suffix(".png"))
+    console = stdout_console()
+    console.print(Text(
+        f"all-{n} {method} on {where}: {result.games:,} training games in {duration(result.elapsed_seconds)}; "
+        f"League score {score:.3f} over {league_games} fresh double games ({duration(scoring_seconds)})"), soft_wrap=True)
+    console.print(Text(f"network: {path} (shipped name for this layout: agents/data/{shipped_name(layout)})"), soft_wrap=True)
+    console.print(Text(f"curve:   {picture}"), soft_wrap=True)
+
+
+def ppo(
+    env: Annotated[str, typer.Argument(help="Environment id (0-55).")],
+    budget: Annotated[int, typer.Option("--budget", help="Games to train for (the arena's budget).")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the policy and the self-play draws.")] = 0,
+    n_steps: Annotated[int, typer.Option("--n-steps", help="Learner steps per MaskablePPO update.")] = 512,
+    eval_games: Annotated[int, typer.Option("--eval-games", help="Games of the trained policy against Random (0 to skip).")] = 20,
+    out: Annotated[Path | None, typer.Option(
+        "--out", metavar="FILE.pt", show_default=False,
+        help="Where to write the trained policy (default: runs/<timestamp>-train-ppo/policy.pt).")] = None,
+) -> None:
+    """Train PPO-2K (paper Appendix F): MaskablePPO by self-play against snapshots, through a budgeted arena.
+
+    Every training game is a whole game counted in the arena's ledger; training stops after
+    exactly --budget games. Prints the training time, then the frozen policy's results
+    against Random (colours alternating).
+    """
+    import numpy as np
+    import torch
+
+    from agents.base import AgentContext
+    from engine.environments import make_env
+    from engine.protocol.policy import RandomPolicy
+    from harness.cli.options import parse_env_id
+    from harness.envs.ppo import PpoConfig, train_ppo
+    from harness.envs.ppo_agent import PpoAgent
+    from harness.play.arena import Arena
+    from harness.play.game import play_game
+
+    if budget < 1:
+        raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
+    if eval_games < 0:
+        raise typer.BadParameter(f"--eval-games must be 0 or more, got {eval_games}")
+    if out is not None and out.suffix != ".pt":
+        raise typer.BadParameter(f"--out {str(out)!r}: give a file name ending in .pt")
+    try:
+        config = PpoConfig(n_steps=n_steps, seed=seed)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    environment = make_env(parse_env_id(env))
+    arena = Arena(environment, budget)
+    console = stdout_console()
+    with Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                  console=stderr_console(), transient=True) as progress:
+        task = progress.add_task("games", total=budget)
+        policy, stats = train_ppo(arena, config, on_game=lambda games: progress.update(task, completed=games))
+    path = out or default_run_dir("train-ppo") / "policy.pt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(policy.state_dict(), path)
+    console.print(Text(
+        f"env {environment.id} ({environment.layout.name}): {arena.games_played:,} games, {stats.steps:,} learner steps in "
+        f"{duration(stats.seconds)} (MaskablePPO, MlpPolicy, n_steps {n_steps}, {stats.snapshots} snapshots, "
+        f"{stats.nan_restores} NaN restores)"), soft_wrap=True)
+    if eval_games:
+        agent = PpoAgent(AgentContext(environment.rules), np.random.default_rng(seed), config)
+        agent.policy = policy
+        agent.freeze()
+        opponent = RandomPolicy(np.random.default_rng(seed + 1))
+        tally = [0, 0, 0]
+        for game in range(eval_games):
+            colour = game % 2
+            black, white = (agent, opponent) if colour == 0 else (opponent, agent)
+            reward = play_game(environment.rules, environment.condition, black, white).rewards[colour]
+            tally[1 - reward] += 1
+        console.print(Text(f"vs Random, {eval_games} games: {tally[0]} won, {tally[1]} drawn, {tally[2]} lost"), soft_wrap=True)
+    console.print(Text(f"policy: {path}"), soft_wrap=True)

@@ -57,8 +57,9 @@ from harness.models.messages import (
     ModelResponse,
     UsageTotals,
 )
-from harness.models.mock import MockExhausted, make_mock
+from harness.models.mock import make_offline_model
 from harness.models.options import ModelOptions
+from harness.models.replies import MockExhausted
 
 MOCK_PREFIX = "mock/"
 # Providers that need an API key; litellm.validate_environment names the variable.
@@ -89,7 +90,7 @@ def check_api_key(model: str, *, api_key: str | None = None,
     """
     if model.startswith(MOCK_PREFIX):
         try:
-            make_mock(model)
+            make_offline_model(model)
         except ValueError as exc:
             raise ModelConfigError(str(exc)) from exc
         return
@@ -171,7 +172,7 @@ class ModelClient:
         self._rng = random.Random(seed)
         self._mock = mock
         if self._mock is None and model.startswith(MOCK_PREFIX):
-            self._mock = make_mock(model, seed=seed)
+            self._mock = make_offline_model(model, seed=seed)
         elif self._mock is None:
             import_litellm()  # now, so that its import (~2 s) is not charged to a call
 

@@ -1,6 +1,7 @@
 """Scripted mock models: offline stand-ins for a foundation model, for tests and the CLI.
 
-``--model mock/<name>`` picks one from :data:`MOCK_MODELS` (see :func:`make_mock`);
+``--model mock/<name>`` picks one from :data:`MOCK_MODELS` (see :func:`make_mock`;
+``mock/script:FILE.jsonl``, replies from a file, is :mod:`harness.models.script`'s);
 tests build a :class:`MockModel` directly. A mock answers from a fixed list of replies
 (raising :class:`MockExhausted` when they run out) or from a function of the messages
 (e.g. the first legal move listed in the prompt), and can inject failures by
@@ -27,18 +28,31 @@ import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from harness.models.coder import coded_program
-from harness.models.errors import ModelConfigError, ProviderError
+from harness.models.errors import ModelConfigError
 from harness.models.messages import Messages, last_user_text, message_text
 from harness.models.reasoner import reasoned_strategy
+from harness.models.replies import (
+    RAISED_FAILURES,
+    REFUSAL_TEXT,
+    REPLY_FAILURES,
+    MockExhausted,
+    MockReply,
+    estimate_tokens,
+    raised_failure,
+    reply_failure,
+)
+from harness.models.script import SCRIPT_PREFIX, ScriptedModel
 
-RAISED_FAILURES = ("rate_limit", "server_error", "timeout", "malformed_response")
-REPLY_FAILURES = ("empty", "garbage", "truncated", "refusal")
+__all__ = [
+    "FAILURE_KINDS", "MOCK_MODELS", "RAISED_FAILURES", "REFUSAL_TEXT", "REPLY_FAILURES", "MockExhausted", "MockModel",
+    "MockReply", "UnknownMockModel", "estimate_tokens", "first_legal", "legal_moves_in", "make_mock", "make_offline_model",
+    "random_legal",
+]
+
 FAILURE_KINDS = RAISED_FAILURES + REPLY_FAILURES
-REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
 
 ReplyFn = Callable[[Messages, random.Random], str]
 
@@ -46,22 +60,8 @@ _LEGAL_LINE = re.compile(r"legal\s+moves?[^:\n]*[:=]\s*(?P<moves>[^\n]*)", re.IG
 _MOVE = re.compile(r"\b(?:[a-z]\d{1,2}|pass)\b", re.IGNORECASE)
 
 
-class MockExhausted(RuntimeError):
-    """A mock model with a fixed list of replies was asked for one more."""
-
-
 class UnknownMockModel(ModelConfigError):
     """``mock/<name>`` names no registered mock model."""
-
-
-@dataclass(frozen=True)
-class MockReply:
-    """One reply of a mock model."""
-
-    text: str
-    finish_reason: str = "stop"
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
 
 
 def legal_moves_in(text: str) -> list[str]:
@@ -82,11 +82,6 @@ def random_legal(messages: Messages, rng: random.Random) -> str:
     """A legal move from the last user message, drawn with the mock's seeded generator."""
     moves = legal_moves_in(last_user_text(messages))
     return rng.choice(moves) if moves else "pass"
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count (4 characters a token), for the mock's accounting."""
-    return max(1, (len(text) + 3) // 4) if text else 0
 
 
 class MockModel:
@@ -149,10 +144,10 @@ class MockModel:
         if failure is not None:
             self.failures[failure] = self.failures.get(failure, 0) + 1
         if failure in RAISED_FAILURES:
-            raise _raised_failure(failure, self.retry_after, call_index)
+            raise raised_failure(failure, self.retry_after, call_index)
         prompt_tokens = sum(estimate_tokens(message_text(m)) for m in messages)
         if failure is not None:
-            text, reason = self._failed_reply(failure, rng)
+            text, reason = reply_failure(failure, rng)
         else:
             text, reason = self._next_text(messages, rng), "stop"
         return MockReply(text, reason, prompt_tokens, estimate_tokens(text))
@@ -174,16 +169,6 @@ class MockModel:
         assert self._reply_fn is not None
         return self._reply_fn(messages, rng)
 
-    def _failed_reply(self, failure: str, rng: random.Random) -> tuple[str, str]:
-        if failure == "empty":
-            return "", "stop"
-        if failure == "garbage":
-            return "Hmm, let me think about the board... ~~##", "stop"
-        if failure == "refusal":
-            return REFUSAL_TEXT, "stop"
-        full = "After weighing the corners and the disc counts, my move is"  # truncated
-        return full[: rng.randint(5, len(full) - 1)], "length"
-
 
 def _schedule_kinds(schedule: Mapping[int, str] | Sequence[str | None] | None) -> set[str]:
     return {kind for kind in _schedule_dict(schedule).values() if kind is not None}
@@ -195,18 +180,6 @@ def _schedule_dict(schedule: Mapping[int, str] | Sequence[str | None] | None) ->
     if isinstance(schedule, Mapping):
         return {int(k): v for k, v in schedule.items() if v is not None}
     return {i: kind for i, kind in enumerate(schedule) if kind is not None}
-
-
-def _raised_failure(kind: str, retry_after: float, call_index: int) -> ProviderError:
-    where = f"(mock failure injected at call {call_index})"
-    if kind == "rate_limit":
-        return ProviderError(f"rate limited {where}", kind=kind, status_code=429,
-                             retry_after=retry_after)
-    if kind == "server_error":
-        return ProviderError(f"internal server error {where}", kind=kind, status_code=500)
-    if kind == "timeout":
-        return ProviderError(f"request timed out {where}", kind=kind)
-    return ProviderError(f"response body is not valid JSON {where}", kind=kind)
 
 
 STRATEGY_REPLY = (
@@ -242,7 +215,15 @@ def make_mock(name: str, seed: int = 0, **options: Any) -> MockModel:
     short = name.removeprefix("mock/")
     if short not in MOCK_MODELS:
         valid = ", ".join(f"mock/{n}" for n in sorted(MOCK_MODELS))
-        raise UnknownMockModel(f"unknown mock model {name!r}; valid: {valid}")
+        raise UnknownMockModel(f"unknown mock model {name!r}; valid: {valid}, mock/{SCRIPT_PREFIX}FILE.jsonl (replies from a file)")
     reply_fn, failure_rate = MOCK_MODELS[short]
     options.setdefault("failure_rate", failure_rate)
     return MockModel(reply_fn=reply_fn, seed=seed, name=f"mock/{short}", **options)
+
+
+def make_offline_model(name: str, seed: int = 0) -> MockModel | ScriptedModel:
+    """The offline model a ``mock/...`` model string names: ``mock/script:FILE`` (:mod:`harness.models.script`),
+    else a registered mock (:func:`make_mock`)."""
+    if name.removeprefix("mock/").startswith(SCRIPT_PREFIX):
+        return ScriptedModel.from_model_name(name, seed=seed)
+    return make_mock(name, seed=seed)

@@ -39,6 +39,7 @@ FAMILY_MODULES = (
     "harness.prompting.policy_agent",
     "harness.prompting.strategist_agent",
     "harness.cwm.spec",
+    "harness.envs.ppo_agent",
 )
 
 _REGISTRY: dict[str, AgentEntry] = {}

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.environments import make_env
+from engine import make_env
 from engine.notation import format_move
 from harness.prompting.renderer import DEFAULT_PROMPTS_DIR
 from harness.records.provenance import harness_version

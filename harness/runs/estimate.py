@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from engine.environments import make_env
+from engine import EnvKey, make_env
 from engine.protocol.observation import observe
 from engine.rules import Rules
 from engine.state import PASS, State
@@ -79,7 +79,7 @@ class RunEstimate(BaseModel):
 
     agent: str
     model: str
-    env: int
+    env: EnvKey
     layout: str
     adapt_games: int
     eval_games: int

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import EnvKey
 from harness.models.options import ModelOptions
 from harness.prompting.beliefs import parse_checkpoints
 from harness.records.transcript import GameEntry
@@ -51,7 +52,7 @@ class LlmRunConfig(BaseModel):
 
     agent: Literal["llm-policy", "llm-strategist", "cwm"] = "llm-policy"
     model: str
-    env: int
+    env: EnvKey  # an id 0-55, or an environment spec's canonical text (engine.env_spec)
     budget: int = Field(ge=0)
     eval_games: int = Field(ge=0)
     opponents: tuple[str, ...] = ("random",)

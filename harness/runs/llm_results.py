@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.environments import make_env
+from engine import make_env
 from engine.protocol.belief import Belief
 from harness.play.decisions import FailureCounts
 from harness.prompting.beliefs import score_belief

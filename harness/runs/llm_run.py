@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import AgentContext
-from engine.environments import make_env
+from engine import make_env
 from engine.protocol.arena import Ledger
 from engine.protocol.belief import Belief
 from engine.protocol.record import GameRecord

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engine.environments import make_env
+from engine import make_env
 from engine.rules import Rules
 from engine.state import BLACK, COLOUR_NAMES, State
 from harness.play.game import move_notation

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.environments import make_env
+from engine import make_env
 from harness.models.cache import CacheFileError, ResponseCache
 from harness.models.client import ModelClient
 from harness.models.messages import ModelRequest, ModelResponse

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from engine import EnvKey
 from engine.environments import Environment
 from engine.protocol.policy import Policy, policy_name
 from engine.protocol.record import GameRecord
@@ -61,7 +62,7 @@ class MatchResult(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    env_id: int
+    env_id: EnvKey
     env_name: str
     seed: int
     policy_a: str

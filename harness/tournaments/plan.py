@@ -43,7 +43,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.base import Agent, AgentContext
 from agents.spec import AgentSpecError
-from engine import make_env
+from engine import EnvKey, make_env
+from engine.env_spec import seed_word
 from engine.protocol.arena import PrivilegedUsage
 from engine.protocol.policy import Policy
 from engine.state import BLACK, WHITE
@@ -82,7 +83,7 @@ class Pairing:
 class GameTask:
     """One game to play: picklable, so it can be sent to a worker process."""
 
-    env_id: int
+    env_id: EnvKey
     pairing_index: int
     pairing: Pairing
     game_index: int
@@ -96,7 +97,7 @@ class GameTask:
     @property
     def game_seed(self) -> int:
         """A 64-bit seed from (tournament seed, env id, pairing, game index) only."""
-        sequence = np.random.SeedSequence([self.seed, self.env_id, self.pairing.key, self.game_index])
+        sequence = np.random.SeedSequence([self.seed, seed_word(self.env_id), self.pairing.key, self.game_index])
         return int(sequence.generate_state(1, np.uint64)[0])
 
 
@@ -105,7 +106,7 @@ class TournamentPlan:
     """Pairings x environments x games, and the seed they are all derived from."""
 
     pairings: tuple[Pairing, ...]
-    env_ids: tuple[int, ...]
+    env_ids: tuple[EnvKey, ...]
     games: int
     seed: int
     referee: bool = True  # unprivileged agents in player processes (False: in-process, UNENFORCED)
@@ -150,7 +151,7 @@ class GameLine(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     schema_version: int = GAME_LINE_SCHEMA
-    env_id: int
+    env_id: EnvKey
     env_name: str
     pairing: int
     game: int
@@ -189,7 +190,7 @@ def versus(specs: Sequence[str], opponents: Sequence[str]) -> tuple[Pairing, ...
 
 
 def make_plan(
-    pairings: Sequence[Pairing], env_ids: Sequence[int], games: int, seed: int, *, referee: bool = True,
+    pairings: Sequence[Pairing], env_ids: Sequence[EnvKey], games: int, seed: int, *, referee: bool = True,
 ) -> TournamentPlan:
     """A checked plan: canonical specs, environments that exist, games >= 1, seed >= 0, agents that can be built.
 
@@ -215,7 +216,7 @@ def make_plan(
     return plan
 
 
-def check_agents(specs: Sequence[str], env_id: int, *, unprivileged: bool = True) -> None:
+def check_agents(specs: Sequence[str], env_id: EnvKey, *, unprivileged: bool = True) -> None:
     """Build each agent once on ``env_id``: a value its constructor rejects (``mcts:n=0``) is an AgentSpecError.
 
     ``unprivileged=False``: only the privileged ones (the others are checked on a

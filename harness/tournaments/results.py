@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from engine import make_env
+from engine import EnvKey, make_env
 from harness.tournaments.match import OUTCOMES, Tally
 from harness.tournaments.plan import GameLine, TournamentPlan
 
@@ -70,7 +70,7 @@ class ResultRow(BaseModel):
     b_privileged: bool
     a_unadapted: bool = False
     b_unadapted: bool = False
-    env_id: int | None
+    env_id: EnvKey | None
     env_name: str
     overall: Rates
     a_black: Rates
@@ -85,7 +85,7 @@ class TournamentResults(BaseModel):
     schema_version: int = RESULTS_SCHEMA
     seed: int
     games_per_pairing_and_env: int
-    env_ids: tuple[int, ...]
+    env_ids: tuple[EnvKey, ...]
     agents: tuple[str, ...]
     privileged_agents: tuple[str, ...]
     unadapted_agents: tuple[str, ...] = ()
@@ -141,13 +141,13 @@ def _by_scope(lines: Sequence[GameLine]) -> dict[str, list[int]]:
     }
 
 
-def _row(a: str, b: str, flags: dict[str, bool], env_id: int | None, name: str,
+def _row(a: str, b: str, flags: dict[str, bool], env_id: EnvKey | None, name: str,
          scoped: dict[str, list[int]]) -> ResultRow:
     rates = {scope: Rates.of(Tally(r.count(1), r.count(0), r.count(-1))) for scope, r in scoped.items()}
     return ResultRow(agent_a=a, agent_b=b, **flags, env_id=env_id, env_name=name, **rates)
 
 
-def _envs_label(env_ids: Sequence[int]) -> str:
+def _envs_label(env_ids: Sequence[EnvKey]) -> str:
     if len(env_ids) == 1:
         return f"env {env_ids[0]} ({make_env(env_ids[0]).name})"
     return f"all {len(env_ids)} envs"
@@ -200,11 +200,12 @@ def describe(results: TournamentResults) -> str:
             f"colours alternating (A black in even games); envs {envs}; seed {results.seed}")
 
 
-def compact_ids(ids: Sequence[int]) -> str:
-    """``0-6, 9, 14-15``: runs of consecutive ids as ranges, in the given order."""
-    runs: list[list[int]] = []
+def compact_ids(ids: Sequence[EnvKey]) -> str:
+    """``0-6, 9, 14-15``: runs of consecutive ids as ranges, in the given order (other environments' keys as they are)."""
+    runs: list[list[EnvKey]] = []
     for i in ids:
-        if runs and i == runs[-1][-1] + 1:
+        last = runs[-1][-1] if runs else None
+        if isinstance(i, int) and isinstance(last, int) and i == last + 1:
             runs[-1].append(i)
         else:
             runs.append([i])

@@ -75,7 +75,7 @@ def recorded_games(run_dir: Path, plan: TournamentPlan) -> list[GameLine]:
         return []
     cut_torn_line(path)
     seeds = {(t.env_id, t.pairing_index, t.game_index): t.game_seed for t in plan.tasks()}
-    games: dict[tuple[int, int, int], GameLine] = {}
+    games: dict[tuple[int | str, int, int], GameLine] = {}
     for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not text.strip():
             continue

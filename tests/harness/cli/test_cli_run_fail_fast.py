@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from stub_server import StubServer, client_error, free_port, ok, stall, unauthorized
 
 from harness.models.mock import first_legal
 from harness.records.transcript import TranscriptReader
+from harness.testing.stub_server import StubServer, client_error, free_port, ok, stall, unauthorized
 
 MODEL = "openai/stub-model"
 ENDPOINT_DOWN_EXIT = 3

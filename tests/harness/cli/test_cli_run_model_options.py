@@ -7,10 +7,10 @@ import random
 from pathlib import Path
 
 import pytest
-from stub_server import StubServer, ok
 
 from harness.models.mock import first_legal
 from harness.records.transcript import TranscriptReader
+from harness.testing.stub_server import StubServer, ok
 
 MODEL = "openai/stub-model"
 

@@ -11,7 +11,8 @@ import os
 import socket
 
 import pytest
-from stub_server import client_error, forbidden, free_port, model_not_found, ok, unauthorized
+
+from harness.testing.stub_server import client_error, forbidden, free_port, model_not_found, ok, unauthorized
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -8,7 +8,8 @@ import os
 
 import pytest
 from pydantic import ValidationError
-from stub_server import (
+
+from harness.testing.stub_server import (
     StubServer,
     client_error,
     malformed,

@@ -7,7 +7,8 @@ import os
 
 import pytest
 from pydantic import ValidationError
-from stub_server import StubServer, ok, stall
+
+from harness.testing.stub_server import StubServer, ok, stall
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

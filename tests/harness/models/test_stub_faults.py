@@ -14,7 +14,12 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from stub_server import (  # noqa: E402
+from harness.models.cache import ResponseCache  # noqa: E402
+from harness.models.client import ModelClient  # noqa: E402
+from harness.models.mock import first_legal  # noqa: E402
+from harness.records.transcript import TranscriptReader  # noqa: E402
+from harness.runs.llm_run import LlmRunConfig, run_llm  # noqa: E402
+from harness.testing.stub_server import (  # noqa: E402
     StubServer,
     malformed,
     ok,
@@ -23,12 +28,6 @@ from stub_server import (  # noqa: E402
     slow,
     truncated,
 )
-
-from harness.models.cache import ResponseCache  # noqa: E402
-from harness.models.client import ModelClient  # noqa: E402
-from harness.models.mock import first_legal  # noqa: E402
-from harness.records.transcript import TranscriptReader  # noqa: E402
-from harness.runs.llm_run import LlmRunConfig, run_llm  # noqa: E402
 
 MODEL = "openai/stub-model"
 KEY = "test-key-not-a-secret"

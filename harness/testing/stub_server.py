@@ -1,6 +1,6 @@
-"""A minimal OpenAI-compatible chat-completions server on 127.0.0.1, for tests.
+"""A minimal OpenAI-compatible chat-completions server on 127.0.0.1, for tests and ``arena stub-server``.
 
-Not a test itself. A test starts it (``with StubServer() as server:``), points litellm at
+A test starts it (the pytest fixture ``stub_server`` does) (``with StubServer() as server:``), points litellm at
 ``server.url`` (``.../v1``) and scripts what the next requests get with
 :meth:`StubServer.enqueue`; with an empty queue every request gets ``responder(request_json, index)``
 when a responder is set (e.g. a legal move read from the prompt, or an injected fault), else
@@ -11,11 +11,18 @@ arguments: all but ``model`` and ``messages``); the server counts how many reque
 (``max_in_flight``). Behaviours: ok, slow, stall (no answer until the server stops), status codes (429 with
 Retry-After, 5xx, 401 :func:`unauthorized`, 403 :func:`forbidden`, 404 :func:`model_not_found`), malformed
 bodies, truncated replies. :func:`free_port` gives a port with nothing listening on it.
+
+Fault injection (:mod:`harness.testing.faults`): with ``faults`` set, each request not answered from
+the queue meets a fault drawn for its index (429 with Retry-After, 500, a stall of ``stall_s``, a malformed
+body, a truncated reply, an illegal move); counted in ``faults_met``. ``latency_s`` delays every answer.
+:class:`LegalMoves` answers with a legal move read from the prompt (the responder of ``arena stub-server``
+and of the fixture).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import socket
 import threading
 import time
@@ -25,7 +32,12 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from harness.models.messages import last_user_text
+from harness.models.mock import legal_moves_in
+from harness.testing.faults import FaultSpec
+
 PATHS = ("/v1/chat/completions", "/chat/completions")
+STUB_MODEL = "openai/stub-model"
 
 
 @dataclass(frozen=True)
@@ -62,9 +74,9 @@ def slow(delay_s: float, text: str = "d3") -> Behaviour:
     return Behaviour("ok", text=text, delay_s=delay_s)
 
 
-def stall() -> Behaviour:
-    """Accept the request and never answer (until the server stops, or 60 s): a hung endpoint."""
-    return Behaviour("stall")
+def stall(seconds: float = 0.0) -> Behaviour:
+    """Accept the request and never answer (until the server stops, or ``seconds``, else 60 s): a hung endpoint."""
+    return Behaviour("stall", delay_s=seconds)
 
 
 def unauthorized() -> Behaviour:
@@ -97,6 +109,28 @@ def truncated(text: str = "I think the best move is") -> Behaviour:
     return Behaviour("truncated", text=text)
 
 
+def prompt_moves(request: dict[str, Any]) -> list[str]:
+    """The legal moves listed in a chat request's last user message."""
+    return legal_moves_in(last_user_text(request.get("messages") or []))
+
+
+def illegal_move(request: dict[str, Any]) -> str:
+    """A well-formed move that is not among the request's legal moves (the ``illegal`` fault)."""
+    legal = set(prompt_moves(request))
+    return next(f"{col}{row}" for row in range(1, 27) for col in "abcdefghijklmnopqrstuvwxyz" if f"{col}{row}" not in legal)
+
+
+class LegalMoves:
+    """A responder: a legal move from the prompt (``pass`` when none is listed), drawn from a seeded generator."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._rng = random.Random(seed)
+
+    def __call__(self, request: dict[str, Any], index: int) -> Behaviour:
+        moves = prompt_moves(request)
+        return ok(self._rng.choice(moves) if moves else "pass")
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # many clients connect at once
     daemon_threads = True
@@ -106,10 +140,16 @@ class StubServer:
     """The server; see the module docstring."""
 
     def __init__(self, default: Behaviour | None = None,
-                 responder: Callable[[dict[str, Any], int], Behaviour] | None = None, port: int = 0) -> None:
+                 responder: Callable[[dict[str, Any], int], Behaviour] | None = None, port: int = 0, *,
+                 faults: FaultSpec | None = None, latency_s: float = 0.0, retry_after: float = 0.05,
+                 stall_s: float = 60.0) -> None:
         self.default = default or ok()
         self.requested_port = port  # 0: any free port
         self.responder = responder
+        self.faults = faults
+        self.latency_s, self.retry_after, self.stall_s = latency_s, retry_after, stall_s
+        self._initial = (self.default, responder, faults, latency_s, retry_after, stall_s)  # what reset() restores
+        self.faults_met: dict[str, int] = {}
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -156,6 +196,17 @@ class StubServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     @property
+    def model(self) -> str:
+        """A model string that litellm sends to this server (any ``openai/<name>`` does), with :attr:`url` as api_base."""
+        return STUB_MODEL
+
+    @property
+    def messages(self) -> list[list[dict[str, Any]]]:
+        """The messages of every request so far, in order."""
+        with self._lock:
+            return [record["json"].get("messages", []) for record in self.requests]
+
+    @property
     def params(self) -> list[dict[str, Any]]:
         """The request parameters of every request so far, in order."""
         with self._lock:
@@ -186,6 +237,14 @@ class StubServer:
             self._gate_at = None
             self._gate.set()
 
+    def reset(self) -> None:
+        """:meth:`reset_counters`, an empty queue, and the constructor's default, responder, faults and timings back."""
+        self.reset_counters()
+        with self._lock:
+            self._queue.clear()
+            self.faults_met.clear()
+            self.default, self.responder, self.faults, self.latency_s, self.retry_after, self.stall_s = self._initial
+
     def _next(self, record: dict[str, Any]) -> tuple[Behaviour, int]:
         with self._lock:
             return self._behaviour(record), self._generation
@@ -198,9 +257,27 @@ class StubServer:
             self._gate.set()
         if self._queue:
             return self._queue.popleft()
+        fault = self.faults.draw(len(self.requests) - 1) if self.faults is not None else None
+        if fault is not None:
+            record["fault"] = fault
+            self.faults_met[fault] = self.faults_met.get(fault, 0) + 1
+            return self._fault(fault, record["json"])
         if self.responder is not None:
             return self.responder(record["json"], len(self.requests) - 1)
         return self.default
+
+    def _fault(self, kind: str, request: dict[str, Any]) -> Behaviour:
+        if kind == "rate_limit":
+            return rate_limit(self.retry_after)
+        if kind == "server_error":
+            return server_error(500)
+        if kind == "stall":
+            return stall(self.stall_s)
+        if kind == "malformed":
+            return malformed()
+        if kind == "truncated":
+            return truncated()
+        return ok(illegal_move(request))
 
     def _done(self, generation: int) -> None:
         """A request ended; one still stalled from before the last reset_counters no longer counts."""
@@ -255,11 +332,11 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
         def _respond(self, payload: dict[str, Any], behaviour: Behaviour) -> None:
             if server._gate_at is not None:
                 server._gate.wait(timeout=60)
-            if behaviour.delay_s:
-                time.sleep(behaviour.delay_s)
             if behaviour.kind == "stall":
-                server._stopping.wait(timeout=60)
+                server._stopping.wait(timeout=behaviour.delay_s or 60)
                 return
+            if behaviour.delay_s or server.latency_s:
+                time.sleep(behaviour.delay_s + server.latency_s)
             if behaviour.kind == "status":
                 message = f"stub error {behaviour.status}" + (f": {behaviour.message}" if behaviour.message else "")
                 error = {"error": {"message": message, "type": "stub_error", "code": str(behaviour.status)}}

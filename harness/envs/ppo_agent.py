@@ -1,0 +1,98 @@
+"""The ``ppo`` agent spec: PPO-2K (paper section 4, Appendix F) as an adaptive agent of the arena.
+
+``adapt(arena)`` trains MaskablePPO by self-play through the budgeted Gymnasium env made
+from that arena, for exactly the arena's budget of games (2,000 in the benchmark), via
+:func:`harness.envs.ppo.train_ppo`; ``act`` asks the trained policy with the legal-move
+mask (deterministic once frozen). Before it adapts it plays with its freshly initialised
+policy. A forced pass never reaches the policy. torch and sb3-contrib are imported on
+first use, so the registry (which imports this module) stays quick to load.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agents.base import Agent, AgentContext, forced_move
+from agents.spec import Param, register
+from engine.protocol.observation import Observation, to_planes
+
+if TYPE_CHECKING:
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from harness.envs.ppo import PpoConfig, TrainStats
+
+
+class PpoAgent(Agent):
+    """MaskablePPO with the default MlpPolicy over the reference-format planes."""
+
+    name = "ppo"
+
+    def __init__(self, context: AgentContext, rng: np.random.Generator, config: PpoConfig) -> None:
+        super().__init__(context, rng)
+        self.config = config
+        self.policy: MaskableActorCriticPolicy | None = None
+        self.stats: TrainStats | None = None
+        self.nan_fallbacks = 0
+
+    def adapt(self, arena: Any) -> None:
+        """Self-play training against snapshots for the arena's whole budget."""
+        if self.frozen:
+            return
+        from harness.envs.ppo import train_ppo
+
+        self.policy, self.stats = train_ppo(arena, self.config)
+
+    def _untrained(self) -> MaskableActorCriticPolicy:
+        """A freshly initialised policy for this layout (seeded from the agent's seed)."""
+        import torch
+        from gymnasium import spaces
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+        from harness.envs.single import planes_space
+
+        layout = self.rules.layout
+        torch.manual_seed(self.config.seed)
+        rate = self.config.learning_rate
+        return MaskableActorCriticPolicy(planes_space(layout.rows, layout.cols), spaces.Discrete(layout.cells), lambda _: rate)
+
+    def act(self, observation: Observation) -> int:
+        move = forced_move(observation)
+        if move is not None:
+            return move
+        from harness.envs.ppo import guarded_action
+
+        if self.policy is None:
+            self.policy = self._untrained()
+        planes, mask = to_planes(observation)
+        return guarded_action(self.policy, planes, mask, self.rng, deterministic=self.frozen, on_fallback=self._count_fallback)
+
+    def _count_fallback(self) -> None:
+        self.nan_fallbacks += 1
+
+    def training_summary(self) -> dict[str, Any]:
+        """Training figures for reports."""
+        stats = self.stats
+        trained = {} if stats is None else {"games": stats.games, "steps": stats.steps, "train_seconds": round(stats.seconds, 1),
+                                            "nan_restores": stats.nan_restores}
+        return {**trained, "nan_fallbacks": self.nan_fallbacks}
+
+
+@register(
+    "ppo",
+    "PPO-2K: MaskablePPO (default MlpPolicy) trained by self-play against snapshots for the arena's 2,000 games",
+    {
+        "n_steps": Param(int, 512, "rollout length between updates (learner steps)"),
+        "epochs": Param(int, 10, "optimisation epochs per update"),
+        "snapshot_games": Param(int, 200, "games between new self-play snapshots"),
+        "threads": Param(int, 1, "torch CPU threads while training"),
+    },
+)
+def make_ppo(context: AgentContext, rng: np.random.Generator, n_steps: int = 512, epochs: int = 10,
+             snapshot_games: int = 200, threads: int = 1) -> Agent:
+    from harness.envs.ppo import PpoConfig
+
+    seed = int(rng.integers(2**31))
+    config = PpoConfig(n_steps=n_steps, n_epochs=epochs, snapshot_games=snapshot_games, seed=seed, threads=threads)
+    return PpoAgent(context, rng, config)

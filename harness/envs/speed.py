@@ -1,0 +1,126 @@
+"""Steps per second of the environments with random masked actions, beside the bare engine (``arena bench env``).
+
+Every measurement plays uniformly random legal placements for about ``seconds`` of wall
+time after a warm-up (numba compiles on first use), on a free-experimentation
+environment (a budgeted one would stop after 2,000 games). An env-step is one placement
+(a forced pass is played inside the step). The bare engine is the random-playout kernel
+(``engine.playouts.random_games``), one core.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.environments import make_env
+from engine.playouts import random_games
+from harness.envs.aec import OthelloAEC
+from harness.envs.games import worker_threads
+from harness.envs.gym_env import OthelloGym
+from harness.envs.vector import OthelloVector
+
+
+@dataclass(frozen=True)
+class Speed:
+    """One measurement: what ran, env-steps per second, finished games per second."""
+
+    env_id: int
+    face: str
+    steps_per_second: float
+    games_per_second: float
+    note: str = ""
+
+
+def _timed(run_for: Callable[[float], tuple[int, int]], seconds: float) -> tuple[float, float]:
+    run_for(min(0.2, seconds))  # warm-up: compile, fill caches
+    start = time.perf_counter()
+    steps, games = run_for(seconds)
+    elapsed = time.perf_counter() - start
+    return steps / elapsed, games / elapsed
+
+
+def bare_engine(env_id: int, seconds: float) -> Speed:
+    rules = make_env(env_id).rules
+    start_state = rules.initial_state()
+
+    def run_for(limit: float) -> tuple[int, int]:
+        steps = games = 0
+        end = time.perf_counter() + limit
+        while time.perf_counter() < end:
+            steps += random_games(rules, start_state, 200, games + 1)
+            games += 200
+        return steps, games
+
+    steps, games = _timed(run_for, seconds)
+    return Speed(env_id, "bare engine", steps, games, "random-playout kernel, 1 core")
+
+
+def aec(env_id: int, seconds: float) -> Speed:
+    env = OthelloAEC(env_id, budget=None)
+    rng = np.random.default_rng(0)
+
+    def run_for(limit: float) -> tuple[int, int]:
+        steps = games = 0
+        end = time.perf_counter() + limit
+        while time.perf_counter() < end:
+            env.reset()
+            for _agent in env.agent_iter():
+                observation, _, terminated, truncated, _ = env.last()
+                if terminated or truncated:
+                    env.step(None)
+                    continue
+                legal = np.flatnonzero(observation["action_mask"])
+                env.step(int(legal[rng.integers(len(legal))]))
+                steps += 1
+            games += 1
+        return steps, games
+
+    steps, games = _timed(run_for, seconds)
+    return Speed(env_id, "PettingZoo AEC", steps, games, "agent_iter/last/step, both agents random")
+
+
+def gymnasium(env_id: int, seconds: float) -> Speed:
+    env = OthelloGym(env_id, budget=None)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+
+    def run_for(limit: float) -> tuple[int, int]:
+        steps = games = 0
+        end = time.perf_counter() + limit
+        while time.perf_counter() < end:
+            env.reset()
+            done = False
+            while not done:
+                legal = np.flatnonzero(env.action_masks())
+                _, _, done, _, _ = env.step(int(legal[rng.integers(len(legal))]))
+                steps += 1
+            games += 1
+        return steps, games
+
+    steps, games = _timed(run_for, seconds)
+    return Speed(env_id, "Gymnasium", steps, games, "learner steps (the random opponent's moves inside them not counted)")
+
+
+def vector(env_id: int, seconds: float, num_envs: int = 4096) -> Speed:
+    env = OthelloVector(env_id, num_envs, budget=None)
+    env.reset(seed=0)
+
+    def run_for(limit: float) -> tuple[int, int]:
+        steps = games = 0
+        end = time.perf_counter() + limit
+        while time.perf_counter() < end:
+            _, _, terminated, _, _ = env.step(env.random_actions())
+            steps += num_envs
+            games += int(terminated.sum())
+        return steps, games
+
+    steps, games = _timed(run_for, seconds)
+    return Speed(env_id, "vector env", steps, games, f"{num_envs} games, {worker_threads()} threads, actions drawn in the kernel")
+
+
+FACES: dict[str, Callable[[int, float], Speed]] = {
+    "engine": bare_engine, "aec": aec, "gym": gymnasium, "vector": vector,
+}

@@ -1,0 +1,92 @@
+"""PPO-2K: tiny training runs through the budgeted env, the ppo spec, and the guards against MaskablePPO's failure modes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import environment
+from sb3_contrib import MaskablePPO
+
+from agents.base import AgentContext
+from engine.protocol.observation import observe, to_planes
+from engine.state import PASS
+from harness.envs.gym_env import OthelloGym
+from harness.envs.ppo import NanGuard, PpoConfig, TrainStats, _TrainingEnv, guarded_action, train_ppo, usable_mask
+from harness.play.arena import Arena
+from harness.registry.specs import make_agent
+
+TINY = PpoConfig(n_steps=32, batch_size=16, n_epochs=1, snapshot_games=3, seed=1)
+
+
+def test_training_plays_exactly_the_budget_and_stops_without_raising() -> None:
+    arena = Arena(environment(5), budget=7)  # the 6x8 board: short games
+    policy, stats = train_ppo(arena, TINY)
+    assert arena.games_played == 7 == stats.games and arena.remaining == 0
+    assert stats.steps > 32 and stats.snapshots == 2 and len(stats.history) == 7
+    assert all(bool(torch.isfinite(p).all()) for p in policy.parameters())
+
+
+def test_the_ppo_spec_adapts_through_an_arena_and_plays_legal_moves() -> None:
+    env = environment(12)
+    agent = make_agent("ppo:n_steps=32,epochs=1,snapshot_games=2", AgentContext(env.rules), np.random.default_rng(0))
+    arena = Arena(env, budget=4)
+    agent.adapt(arena)
+    agent.freeze()
+    assert arena.games_played == 4 and agent.training_summary()["games"] == 4
+    rules = env.rules
+    state = rules.initial_state()
+    for _ in range(10):
+        legal = rules.legal_moves(state)
+        if not legal:
+            break
+        move = agent.act(observe(rules, state))
+        assert move in legal
+        state = rules.play(state, move)
+
+
+def test_an_unadapted_ppo_agent_plays_and_a_forced_pass_never_reaches_the_policy() -> None:
+    env = environment(4)
+    agent = make_agent("ppo", AgentContext(env.rules), np.random.default_rng(3))
+    state = env.rules.initial_state()
+    assert agent.act(observe(env.rules, state)) in env.rules.legal_moves(state)
+    agent.policy = None
+    passing = observe(env.rules, state, legal=(PASS,))
+    assert agent.act(passing) == PASS and agent.policy is None
+
+
+def test_an_all_false_mask_never_reaches_the_policy() -> None:
+    assert usable_mask(np.zeros(5, dtype=np.int8)).all()
+    assert (usable_mask(np.array([0, 1, 0])) == np.array([False, True, False])).all()
+    env = _TrainingEnv(environment(0), budget=None)
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert env.action_masks().any()  # the finished episode's mask is all true, not all false
+    model = MaskablePPO("MlpPolicy", OthelloGym(environment(0), budget=None), n_steps=16, seed=0, device="cpu")
+    planes = np.zeros((3, 8, 8), dtype=np.float32)
+    with pytest.raises(ValueError, match="no legal placement to choose from"):
+        guarded_action(model.policy, planes, np.zeros(64, dtype=np.int8), np.random.default_rng(0), deterministic=True)
+
+
+def test_nan_weights_fall_back_to_a_legal_move_and_are_restored_after_an_update() -> None:
+    env = environment(0)
+    model = MaskablePPO("MlpPolicy", OthelloGym(env, budget=None), n_steps=16, seed=0, device="cpu")
+    state = env.rules.initial_state()
+    planes, mask = to_planes(observe(env.rules, state))
+    stats = TrainStats()
+    guard = NanGuard(stats)
+    guard.init_callback(model)
+    guard.on_rollout_start()  # weights finite: remembered
+    with torch.no_grad():
+        for parameter in model.policy.action_net.parameters():
+            parameter.fill_(float("nan"))
+    fallbacks = []
+    move = guarded_action(model.policy, planes, mask, np.random.default_rng(0), deterministic=True,
+                          on_fallback=lambda: fallbacks.append(1))
+    assert mask[move] == 1 and fallbacks == [1]
+    guard.on_rollout_start()  # after the update: NaN found, the last finite weights put back
+    assert stats.nan_restores == 1
+    assert all(bool(torch.isfinite(p).all()) for p in model.policy.parameters())
+    assert mask[guarded_action(model.policy, planes, mask, np.random.default_rng(0), deterministic=True)] == 1

@@ -32,6 +32,7 @@ FAMILY_MODULES = (
     "agents.simple",
     "agents.positional",
     "agents.posnet",
+    "agents.ntuple_agent",
     "agents.minimax",
     "agents.mcts",
     "agents.adaptive_minimax",

@@ -239,9 +239,12 @@ def with_quick_params(spec: str) -> str:
 def make_paper_plan(
     env_ids: Sequence[EnvKey] | None = None, agents: Sequence[str] | None = None, *, budget: int | None = None,
     games: int | None = None, checkpoint_games: int | None = None, seed: int = 0, quick: bool = False,
-    paper_mcts: bool = True, held_out: Sequence[EnvKey] = (),
+    paper_mcts: bool = True, held_out: Sequence[EnvKey] = (), dry_run: bool = False,
 ) -> PaperPlan:
     """A checked plan; settings left as None take the full (or ``quick``) defaults.
+
+    ``dry_run``: a model agent asking a real model is checked by its spec only (its
+    parameters), not built: a plan is estimated with no key and no network.
 
     ``held_out``: environments outside the 56 (``--suite``'s entries), played after
     ``env_ids`` and compared with them in the report's generalisation table.
@@ -263,7 +266,7 @@ def make_paper_plan(
         make_env(env_id)  # raises UnknownEnvironmentError with the valid ids
     specs = _agent_specs(DEFAULT_AGENTS if agents is None else agents, quick)
     try:
-        check_agents(specs, ids[0])
+        check_agents([spec for spec in specs if not (dry_run and calls_a_model(spec))], ids[0])
     except AgentSpecError:
         raise
     except Exception as error:  # noqa: BLE001 - e.g. a missing weights file: a one-line error, not a traceback
@@ -272,6 +275,12 @@ def make_paper_plan(
     return PaperPlan(env_ids=ids, agents=specs, budget=budget, games=games, checkpoint_games=checkpoint_games,
                      checkpoints=checkpoints_for(budget), opponents=opponents, seed=seed, quick=quick,
                      missing_opponents=missing)
+
+
+def calls_a_model(spec: str) -> bool:
+    """Whether the spec's agent asks a real model (not a ``mock/...`` one): building it needs the model's key."""
+    entry, values = parse_spec(spec)
+    return entry.model_driven and not str(values.get("model", "")).startswith("mock/")
 
 
 def _agent_specs(agents: Sequence[str], quick: bool) -> tuple[str, ...]:

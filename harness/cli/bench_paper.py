@@ -148,7 +148,7 @@ def paper(
         refuse_newer_schema(resume / "manifest.json", SCHEMA)
         plan, run_dir = read_plan(resume), resume
     else:
-        plan = _plan(envs, suite, agents, budget, games, checkpoint_games, seed, quick, paper_mcts)
+        plan = _plan(envs, suite, agents, budget, games, checkpoint_games, seed, quick, paper_mcts, dry_run)
         plan = plan.model_copy(update={"referee": not in_process})
         if dry_run:
             _dry_run(plan, jobs)
@@ -206,7 +206,8 @@ def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: 
 
 
 def _plan(envs: str | None, suite: str | None, agents: list[str] | None, budget: int | None, games: int | None,
-          checkpoint_games: int | None, seed: int | None, quick: bool, paper_mcts: bool | None) -> PaperPlan:
+          checkpoint_games: int | None, seed: int | None, quick: bool, paper_mcts: bool | None,
+          dry_run: bool = False) -> PaperPlan:
     for name, value in (("--budget", budget), ("--games", games), ("--checkpoint-games", checkpoint_games)):
         if value is not None and value < 1:
             raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
@@ -216,7 +217,7 @@ def _plan(envs: str | None, suite: str | None, agents: list[str] | None, budget:
         parse_envs(envs) if envs is not None else None, parse_specs(agents, '--agents') if agents is not None else None,
         budget=budget, games=games, checkpoint_games=checkpoint_games, seed=seed or 0, quick=quick,
         paper_mcts=True if paper_mcts is None else paper_mcts,
-        held_out=_suite_keys(suite) if suite is not None else (),
+        held_out=_suite_keys(suite) if suite is not None else (), dry_run=dry_run,
     )
 
 

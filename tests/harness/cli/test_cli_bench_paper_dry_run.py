@@ -50,8 +50,8 @@ def test_a_model_agent_shows_its_calls_tokens_and_cost(invoke, tmp_path):
     assert not out.exists()
 
 
-def test_a_real_model_is_estimated_but_never_played(invoke, tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-key")  # the spec is checked for a key; nothing may use it
+def test_a_real_model_is_estimated_with_no_key_and_never_played(invoke, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a plan before spending needs no key
     result = invoke("bench", "paper", "--dry-run", "--envs", "5", "--agents", "llm-strategist:model=openai/gpt-4o-mini",
                     "--budget", "4", "--games", "1", "--checkpoint-games", "1", "--out", tmp_path / "run")
     assert result.exit_code == 0, result.output
@@ -71,3 +71,11 @@ def test_bad_combinations_are_named(invoke, user_error, tmp_path, args, fragment
     result = invoke("bench", "paper", "--dry-run", *args)
     user_error(result, fragment)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_without_dry_run_a_real_model_still_needs_its_key(invoke, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = invoke("bench", "paper", "--envs", "5", "--agents", "llm-policy:model=openai/gpt-4o-mini",
+                    "--budget", "4", "--games", "1", "--checkpoint-games", "1", "--out", tmp_path / "run")
+    assert result.exit_code == 2 and "needs OPENAI_API_KEY" in result.output, result.output
+    assert not (tmp_path / "run").exists()

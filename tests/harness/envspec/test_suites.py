@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner

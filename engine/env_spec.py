@@ -88,6 +88,11 @@ def seed_word(key: EnvKey) -> int:
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
 
 
+def env_slug(key: EnvKey) -> str:
+    """A short name for ``key`` in a run directory's name: the id, or ``x`` and 8 hex digits of the key's sha256."""
+    return str(key) if isinstance(key, int) else f"x{seed_word(key):016x}"[:9]
+
+
 def _canonical(spec: str | int, base: Path | None) -> EnvKey:
     if isinstance(spec, int) and not isinstance(spec, bool):
         return _paper_id(str(spec))

@@ -18,7 +18,7 @@ import typer
 
 from agents.spec import AgentSpecError
 from engine import EnvKey, EnvSpecError, Layout, Rules, make_env
-from engine.env_spec import SPEC_FORMS, env_key, seed_word
+from engine.env_spec import SPEC_FORMS, env_key
 from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.layout_text import load_layout
 from engine.suite import SuiteError, read_public, suite_directory
@@ -100,11 +100,6 @@ def parse_envs(text: str, option: str = "--envs") -> list[EnvKey]:
         chosen = _entry_range(entries, count, option) if entries else list(range(count))
         return [parse_env(f"{directory}:{entry}", option) for entry in chosen]
     return list(parse_env_range(text))
-
-
-def env_slug(key: EnvKey) -> str:
-    """A short name for ``key`` in a run directory's name: the id, or ``x`` and 8 hex digits of the spec's sha256."""
-    return str(key) if isinstance(key, int) else f"x{seed_word(key):016x}"[:9]
 
 
 def _entry_range(text: str, count: int, option: str) -> list[int]:

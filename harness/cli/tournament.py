@@ -28,13 +28,13 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import EnvKey
+from engine.env_spec import env_slug
 from harness.cli.console import add_name_column, fitting_table, print_error, stderr_console, stdout_console
 from harness.cli.options import (
     ENV_HELP,
     ENVS_HELP,
     PluginOption,
     check_spec,
-    env_slug,
     parse_env,
     parse_envs,
     parse_specs,

@@ -44,6 +44,7 @@ import numpy as np
 
 from agents.base import AgentContext
 from engine import make_env
+from engine.env_spec import env_slug
 from engine.protocol.arena import Ledger
 from engine.protocol.belief import Belief
 from engine.protocol.record import GameRecord
@@ -137,7 +138,7 @@ def run_llm(
         raise RunConfigError("give a config, or resume=RUN")
     _validated(config, check_key=client is None)
     if resume is None:
-        run_dir = Path(out) / (run_id or f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{config.agent}-env{config.env}-s{config.seed}")
+        run_dir = Path(out) / (run_id or f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{config.agent}-env{env_slug(config.env)}-s{config.seed}")
         if run_dir.exists() and any(run_dir.iterdir()):
             raise RunConfigError(f"{run_dir} already holds a run: resume it or choose another --out")
     with writer_lock(run_dir):  # one writer per run: a second command on it fails at once, naming the holder

@@ -28,8 +28,8 @@ import numpy as np
 from agents.base import AgentContext
 from agents.simple import RandomAgent
 from engine import make_env
-from engine.env_spec import seed_word
 from engine.condition import Condition
+from engine.env_spec import seed_word
 from engine.environments import Environment
 from engine.layout_gen import random_layouts
 from harness.cwm.agent import CwmAgent, CwmConfig

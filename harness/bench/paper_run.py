@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+from engine import EnvKey
 from harness.bench.paper_plan import SCHEMA, EnvAgentResult, PaperPlan
 from harness.bench.paper_worker import run_task
 from harness.records.interrupts import StopRequest, settle, shielded
@@ -90,7 +91,7 @@ def read_plan(run_dir: Path) -> PaperPlan:
     return PaperPlan.model_validate(manifest["plan"])
 
 
-def read_results(run_dir: Path) -> dict[tuple[int, str], EnvAgentResult]:
+def read_results(run_dir: Path) -> dict[tuple[EnvKey, str], EnvAgentResult]:
     """The pairs recorded in ``results.jsonl``, the latest line of each (a failed pair re-run on resume)."""
     path = run_dir / "results.jsonl"
     if not path.exists():

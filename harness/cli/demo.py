@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, cast
 
 import typer
 from rich import box
@@ -40,9 +40,14 @@ from harness.runs.llm_run import LlmRunConfig
 from harness.tournaments.match import MatchResult, run_match
 
 OFFLINE_MODEL = "mock/reasoner"
-OFFLINE_MODELS = {"llm-strategist": OFFLINE_MODEL, "cwm": "mock/coder"}  # the embedded offline model of each demo agent
+# the embedded offline model of each demo agent
+OFFLINE_MODELS = {"llm-strategist": OFFLINE_MODEL, "cwm": "mock/coder", "llm-policy": "mock/random-legal"}
 DEMO_AGENTS = tuple(OFFLINE_MODELS)
-DEFAULT_BUDGETS = {"llm-strategist": 200, "cwm": 40}  # cwm plays its budget with MCTS on its program: fewer games
+# cwm plays its budget with MCTS on its program, llm-policy asks the model for every move of both colours: fewer games
+DEFAULT_BUDGETS = {"llm-strategist": 200, "cwm": 40, "llm-policy": 20}
+LEGAL_MOVES_TRACKS = ("shown", "hidden")
+AgentName = Literal["llm-policy", "llm-strategist", "cwm"]
+LegalMovesTrack = Literal["shown", "hidden"]
 KEYED_MODEL = "openai/gpt-4o-mini"
 OPPONENTS = ("random", "greedy", "positional")
 BASELINES = ("minimax:depth=3", "positional", "random")
@@ -60,10 +65,12 @@ def default_model(agent: str = "llm-strategist") -> tuple[str, str]:
 def demo(
     env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment: an id 0-55 (14: on the standard board), "
                                                                "or a spec (docs/environments.md).")] = "14",
-    agent: Annotated[str, typer.Option("--agent", help="The model agent: llm-strategist, or cwm (a code world model: "
-                                                        "docs/cwm.md; needs bubblewrap).")] = "llm-strategist",
+    agent: Annotated[str, typer.Option("--agent", help="The model agent: llm-strategist, cwm (a code world model: "
+                                                        "docs/cwm.md; needs bubblewrap), or llm-policy (the model "
+                                                        "picks every move).")] = "llm-strategist",
     model: Annotated[str | None, typer.Option("--model", help="litellm model string or mock/<name> (default: see above).")] = None,
-    budget: Annotated[int | None, typer.Option("--budget", help="Adaptation games (self-play; default 200, cwm 40).",
+    budget: Annotated[int | None, typer.Option("--budget", help="Adaptation games (self-play; default 200, cwm 40, "
+                                                                "llm-policy 20).",
                                                show_default=False)] = None,
     batch: Annotated[int, typer.Option("--batch", help="Games per strategy (one model call each).")] = 25,
     games: Annotated[int, typer.Option("--games", help="Evaluation games per opponent, colours alternating.")] = 10,
@@ -79,8 +86,11 @@ def demo(
     model_arg: mo.ModelArgOption = None,
     max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
     reveal: Annotated[bool, typer.Option("--reveal", help="Show the condition (and K) from the start, not only after the run.")] = False,
+    legal_moves: Annotated[str | None, typer.Option(
+        "--legal-moves", help="llm-policy: shown (each move prompt lists the legal moves; the default) or hidden (the "
+                              "model finds them): a separate track, never pooled with the other.", show_default=False)] = None,
 ) -> None:
-    """Adapt the llm-strategist (or cwm) to a hidden K, then compare it with baselines against the same opponents.
+    """Adapt the llm-strategist (or cwm, or llm-policy) to a hidden K, then compare it with baselines against the same opponents.
 
     Prints the agent's beliefs over the budget, a table of win/draw/lose
     rates per opponent (Wilson 95% intervals) for it and for fixed baselines,
@@ -89,6 +99,11 @@ def demo(
     """
     if agent not in DEMO_AGENTS:
         raise typer.BadParameter(f"--agent {agent!r}: choose one of {', '.join(DEMO_AGENTS)}")
+    if legal_moves is not None and legal_moves not in LEGAL_MOVES_TRACKS:
+        raise typer.BadParameter(f"--legal-moves {legal_moves!r}: choose shown or hidden")
+    if legal_moves is not None and agent != "llm-policy":
+        raise typer.BadParameter(f"--legal-moves: only llm-policy sees move prompts ({agent} never gets a legal-move "
+                                 "list); leave it out, or use --agent llm-policy")
     budget = DEFAULT_BUDGETS[agent] if budget is None else budget
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
@@ -107,7 +122,8 @@ def demo(
     console.print(f"{agent} with {chosen} ({why}) adapts on env {environment.id} ({environment.layout.name}) "
                   f"within {budget} games; {shown}.", markup=False)
     checkpoints = (batch, budget // 2, budget) if agent == "llm-strategist" else (budget,)
-    config = LlmRunConfig(agent="cwm" if agent == "cwm" else "llm-strategist", model=chosen, env=environment.id,
+    config = LlmRunConfig(agent=cast(AgentName, agent), model=chosen, env=environment.id,
+                          legal_moves=cast(LegalMovesTrack, legal_moves or "shown"),
                           budget=budget, eval_games=games,
                           opponents=OPPONENTS, seed=seed, batch=batch, search_depth=3, endgame=10,
                           checkpoints=tuple(sorted({c for c in checkpoints if 0 < c <= budget})), model_options=options)

@@ -49,3 +49,29 @@ def test_greedy_takes_the_most_flips():
     for seed in range(5):
         move = make_greedy(np.random.default_rng(seed)).act(obs)
         assert rules.flips(state, move).bit_count() == best
+
+
+def test_demo_of_llm_policy_with_hidden_legal_moves_records_the_track(invoke, tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ARENA_MODEL", raising=False)
+    result = invoke("demo", "--agent", "llm-policy", "--legal-moves", "hidden", "--budget", "2", "--games", "1",
+                    "--env", "5", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "llm-policy (mock/random-legal)" in result.output
+    (run_dir,) = tmp_path.iterdir()
+    config = json.loads((run_dir / "manifest.json").read_text())["config"]
+    assert config["agent"] == "llm-policy" and config["legal_moves"] == "hidden"
+    prompts = [message["content"] for line in (run_dir / "calls.jsonl").read_text().splitlines()
+               for message in json.loads(line)["messages"] if message["role"] == "user"]
+    assert prompts and not any("Your legal moves:" in prompt for prompt in prompts)
+    assert any("The legal moves are not listed" in prompt for prompt in prompts)
+
+
+def test_demo_refuses_legal_moves_for_agents_that_never_see_a_move_prompt(invoke, tmp_path):
+    result = invoke("demo", "--legal-moves", "hidden", "--out", str(tmp_path))
+    assert result.exit_code == 2 and "only llm-policy sees move prompts" in result.output, result.output
+    result = invoke("demo", "--agent", "llm-policy", "--legal-moves", "sometimes", "--out", str(tmp_path))
+    assert result.exit_code == 2 and "choose shown or hidden" in result.output, result.output
+    assert list(tmp_path.iterdir()) == []

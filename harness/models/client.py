@@ -210,6 +210,8 @@ class ModelClient:
         occurrence = self._occurrences[key] = self._occurrences.get(key, -1) + 1
         if self.cache is not None:
             cached = self.cache.lookup(key, occurrence)
+            if cached is not None and self._mock is not None and hasattr(self._mock, "replayed"):
+                self._mock.replayed(request.messages, cached.retries + 1)  # its draws go on as in the original run
             if isinstance(cached, CachedFailure):
                 self.usage.cache_hits += 1
                 self.consecutive_failures += 1

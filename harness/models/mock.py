@@ -14,9 +14,10 @@ probability or by schedule:
 
 Every random draw of a call (its failure, its reply, a truncation's length) comes
 from a generator of its own, seeded by (seed, the request's messages, how many times
-this mock was asked those messages before): never from one stream through the run.
-So a run interrupted and resumed (a new process, a new mock, the earlier calls
-answered by the response cache) gets the very replies an uninterrupted run gets,
+this mock was asked those messages before, counting the asks of the calls that the
+response cache answered: :meth:`MockModel.replayed`): never from one stream through the
+run. So a run interrupted and resumed (a new process, a new mock, the earlier calls
+answered by the response cache, failed ones included) gets the very replies an uninterrupted run gets,
 whatever the order of its calls (concurrent evaluation games included).
 """
 
@@ -133,6 +134,16 @@ class MockModel:
         digest = hashlib.sha256(json.dumps([dict(m) for m in messages], sort_keys=True, default=str).encode()).hexdigest()
         asked = self._asked[digest] = self._asked.get(digest, -1) + 1
         return random.Random(f"{self.seed}:{digest}:{asked}")
+
+    def replayed(self, messages: Messages, attempts: int) -> None:
+        """A call answered from the response cache that took ``attempts`` asks when it was made (a resumed run).
+
+        The mock counts them as asked, so the calls after it draw (and meet their
+        scheduled failures) exactly as they did in the run that made them.
+        """
+        digest = hashlib.sha256(json.dumps([dict(m) for m in messages], sort_keys=True, default=str).encode()).hexdigest()
+        self._asked[digest] = self._asked.get(digest, -1) + attempts
+        self.calls += attempts
 
     def complete(self, messages: Messages, params: Mapping[str, Any] | None = None) -> MockReply:
         """Answer one call, or raise the scheduled/drawn failure."""

@@ -160,3 +160,38 @@ def test_mock_through_the_client_keeps_32_calls_in_flight():
     responses = asyncio.run(many())
     assert [r.text for r in responses] == [f"d{i % 8 + 1}" for i in range(96)]
     assert client.max_in_flight == 32
+
+
+def test_a_resumed_client_draws_the_calls_after_a_cached_failure_as_the_original_run_did(tmp_path):
+    """A request that failed for good and is asked again: after a resume the cache answers the failure, and the
+    mock's draws for the ask after it (reply and scheduled failures) are those of the uninterrupted run."""
+    import asyncio
+
+    from harness.models.cache import ResponseCache
+    from harness.models.client import ModelClient
+    from harness.models.errors import ModelCallError
+    from harness.models.mock import MockModel, random_legal
+
+    messages = [{"role": "user", "content": "Your legal moves: a1, b2, c3, d4, e5, f6, g7, h8"}]
+    schedule = {0: "server_error", 1: "server_error", 2: "server_error", 4: "garbage"}
+
+    def client(path):
+        mock = MockModel(reply_fn=random_legal, schedule=schedule, seed=7, name="m")
+        return ModelClient("mock/m", mock=mock, cache=ResponseCache(path), max_retries=2, backoff_base_s=0.0,
+                           backoff_max_s=0.0)
+
+    async def ask_twice(model_client):
+        request = model_client.request(messages)
+        try:
+            await model_client.complete(request)  # calls 0-2: fails for good (3 attempts), recorded as a failure
+        except ModelCallError as failure:
+            first = failure.kind
+        second = await model_client.complete(request)  # call 3 in the original run
+        return first, second.text
+
+    original = asyncio.run(ask_twice(client(tmp_path / "a.jsonl")))
+    cut = tmp_path / "b.jsonl"
+    cut.write_text((tmp_path / "a.jsonl").read_text().splitlines()[0] + "\n")  # stopped after the failure
+    resumed = asyncio.run(ask_twice(client(cut)))
+    assert original[0] == resumed[0] == "server_error"
+    assert resumed[1] == original[1] and original[1] in messages[0]["content"]

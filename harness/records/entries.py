@@ -137,6 +137,10 @@ class GameEntry(VersionedRecord):
     failures: FailureCounts = FailureCounts()
     seed: int | None = None
     call_indices: tuple[int, ...] | None = None  # the game's model calls in calls.jsonl; the writer fills it in
+    # Adaptation games of llm-policy and llm-strategist (harness.prompting.waves): the wave the game was played in and the
+    # memory version its prompts carried (the games in that memory). None: an evaluation game, cwm, or a run before waves.
+    wave: int | None = Field(default=None, ge=0)
+    memory_version: int | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _forfeit_rewards(self) -> GameEntry:

@@ -109,7 +109,7 @@ def call_failures(calls: list[CallEntry]) -> dict[str, int]:
 
 def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
     lines = [
-        f"# {config.agent} with {config.model} on env {config.env}", "",
+        f"# {config.agent_label()} with {config.model} on env {config.env}", "",
         f"Adaptation: {metrics['adapt_games']} of {config.budget} games; evaluation: {metrics['eval_games']} games "
         f"(true K = {metrics['true_k']}, shown only here).", "",
         f"Referee: {metrics.get('referee', IN_PROCESS)}.", "",

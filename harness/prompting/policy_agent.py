@@ -303,6 +303,7 @@ def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]
     if response is not None:
         fields.update(
             tokens_in=response.prompt_tokens, tokens_out=response.completion_tokens, cost_usd=response.cost_usd,
+            cached_tokens_in=response.cached_tokens, concurrency=None if response.cache_hit else response.concurrency,
             latency_s=response.latency_s, retries=response.retries, errors=list(response.errors),
             cache_key=response.cache_key or None, cache_hit=response.cache_hit,
         )

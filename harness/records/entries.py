@@ -189,6 +189,8 @@ class CallEntry(VersionedRecord):
     failure_kind: str | None = None
     tokens_in: int = Field(default=0, ge=0)
     tokens_out: int = Field(default=0, ge=0)
+    cached_tokens_in: int = Field(default=0, ge=0)  # of tokens_in, from the provider's prompt cache (the cached rate)
+    concurrency: float | None = None  # the model client's concurrency limit when the call ended (AIMD under the ceiling)
     cost_usd: float = Field(default=0.0, ge=0)
     latency_s: float = Field(default=0.0, ge=0)
     retries: int = Field(default=0, ge=0)

@@ -198,8 +198,13 @@ def load_network(layout: Layout, path: str | Path | None = None) -> NTupleNetwor
                 f"(the 7 benchmark layouts have them): train some with `arena train ntuple`")
     else:
         source = Path(path)
-    with source.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
-        key, n, luts = str(data["layout_key"]), int(data["n"]), np.asarray(data["luts"], dtype=np.float64)
+        if not source.is_file():
+            raise NTupleError(f"n-tuple weights {str(path)!r}: no such file (give an .npz from `arena train ntuple`)")
+    try:
+        with source.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
+            key, n, luts = str(data["layout_key"]), int(data["n"]), np.asarray(data["luts"], dtype=np.float64)
+    except (OSError, ValueError, KeyError) as error:
+        raise NTupleError(f"{source}: not n-tuple weights from `arena train ntuple` ({type(error).__name__})") from None
     if key != layout_key(layout):
         raise NTupleError(f"{source}: these weights were trained on another layout than "
                           f"{layout.name or layout.describe()}")

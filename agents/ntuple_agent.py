@@ -4,8 +4,9 @@
 position the network values most, ties at random. ``ntuple:depth=3`` searches
 3 plies with :mod:`agents.search.ntuple_negamax`, the network valuing the leaves.
 The weights are the shipped ones of the layout (:func:`agents.ntuple.shipped_network`:
-the 7 benchmark layouts have them, trained by ``arena train ntuple``); on a
-layout without them the agent cannot be built and says how to train some.
+the 7 benchmark layouts have them, trained by ``arena train ntuple``), or those of
+``weights=FILE.npz`` (any layout: an .npz that ``arena train ntuple`` wrote for it);
+on a layout without them the agent cannot be built and says how to train some.
 Games are scored by the standard rule (more discs) in the search: the agent does
 not know a hidden condition.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move
-from agents.ntuple import NTupleNetwork, shipped_network
+from agents.ntuple import NTupleNetwork, load_network, shipped_network
 from agents.ntuple_kernel import codes_of, ntuple_scores
 from agents.search.ntuple_negamax import root_values
 from agents.spec import Param, register
@@ -29,7 +30,8 @@ TIE_TOLERANCE = 1e-9
 @register(
     "ntuple",
     "All-2 n-tuple network (Jaskowski 2014; shipped weights per benchmark layout): 1-ply, or alpha-beta at depth > 1",
-    {"depth": Param(int, 1, "search depth in plies (1: the paper's 1-ply player)")},
+    {"depth": Param(int, 1, "search depth in plies (1: the paper's 1-ply player)"),
+     "weights": Param(str, "", "an .npz from `arena train ntuple` for this layout (default: the shipped weights)")},
 )
 class NTupleAgent(Agent):
     """The best placement by the network, 1-ply or by a depth-limited alpha-beta; ties by the agent's generator."""
@@ -37,12 +39,14 @@ class NTupleAgent(Agent):
     name = "ntuple"
 
     def __init__(self, context: AgentContext, rng: np.random.Generator, depth: int = 1,
-                 network: NTupleNetwork | None = None) -> None:
+                 network: NTupleNetwork | None = None, weights: str = "") -> None:
         super().__init__(context, rng)
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"ntuple depth={depth!r}: give a whole number >= 1")
         self.depth = depth
-        self.network = shipped_network(context.rules.layout) if network is None else network
+        if network is None:
+            network = load_network(context.rules.layout, weights) if weights else shipped_network(context.rules.layout)
+        self.network = network
         if self.network.layout.cells != context.rules.layout.cells:
             raise ValueError("the n-tuple network was built for another layout")
         shape = self.network.shape

@@ -11,14 +11,20 @@ double games (one per colour); standard outcome rule (more discs wins).
   zero weights. TD is not monotone (a run can slide back by tens of points), so
   every ``eval_every`` games the network is scored on ``eval_games`` fixed double
   games and the best one seen is kept.
+- ``nes``: antithetic natural evolution strategy with Adam
+  (:mod:`agents.ntuple_nes`): a gradient of the League score estimated from
+  ``nes_pairs`` mirrored perturbations, each pair on its own ``nes_games``
+  double games; it averages the fitness noise instead of selecting on it, and
+  reached the 0.90 target where (10+90) ES stalled at 0.8 (README).
 - ``es``: the paper's (10+90) evolution strategy: 10 parents, 90 Gaussian
   offspring (``sigma``), plus-selection (:func:`agents.evolution.plus_selection`)
   on the League score over ``es_games`` double games, the same games (seed) for
   every individual of a generation and new ones each generation; initial weights
   uniform in [-0.1, 0.1] as in the paper.
 
-A run stops after ``games`` training games (TD) or ``generations`` (ES), or at
-``seconds`` (0: no limit). Randomness: ``np.random.default_rng(seed)`` and the
+A run starts from ``init`` (tables of the same shape, e.g. a previous run's) when
+given, and stops after ``games`` training games (TD) or ``generations`` (ES), or at
+``seconds`` (0: no limit; NES needs it). Randomness: ``np.random.default_rng(seed)`` and the
 kernels' xorshift seeds drawn from it, so a run is a pure function of its config.
 """
 
@@ -34,12 +40,13 @@ import numpy as np
 from agents.evolution import plus_offspring, plus_selection
 from agents.ntuple import NTupleNetwork, network_shape
 from agents.ntuple_kernel import league_points, td_games
+from agents.ntuple_nes import nes_ascent
 from agents.positional import positional_table
 from engine.geometry import geometry_of
 from engine.layout import Layout
 
 LEAGUE_EPSILON = 0.1
-METHODS = ("td", "es")
+METHODS = ("td", "es", "nes")
 OPPONENTS = ("wpc", "self")
 ES_PARENTS, ES_OFFSPRING = 10, 90
 ES_INIT = 0.1
@@ -65,8 +72,13 @@ class NTupleTrainConfig:
     generations: int = 100
     sigma: float = 1.0
     es_games: int = 25
+    nes_pairs: int = 32
+    nes_games: int = 10
+    nes_sigma: float = 0.1
+    nes_rate: float = 0.02
     seconds: float = 0.0
     seed: int = 0
+    init: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -74,11 +86,11 @@ class NTupleTrainConfig:
         if self.opponent not in OPPONENTS:
             raise NTupleTrainError(f"opponent={self.opponent!r}: choose one of {', '.join(OPPONENTS)}")
         for name, minimum in (("n", 1), ("games", 0), ("eval_every", 1), ("eval_games", 1), ("generations", 0),
-                              ("es_games", 1), ("seed", 0)):
+                              ("es_games", 1), ("nes_pairs", 1), ("nes_games", 1), ("seed", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise NTupleTrainError(f"{name}={value!r}: give a whole number >= {minimum}")
-        for name in ("alpha", "epsilon", "sigma", "seconds"):
+        for name in ("alpha", "epsilon", "sigma", "nes_sigma", "nes_rate", "seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
                 raise NTupleTrainError(f"{name}={value!r}: give a finite number >= 0")
@@ -152,10 +164,15 @@ def train_ntuple(layout: Layout, config: NTupleTrainConfig, progress: Progress |
     board = LeagueBoard.of(layout)
     rng = np.random.default_rng(config.seed)
     start = time.perf_counter()
+    if config.init is not None and config.init.shape != (shape.orbits, 3 ** shape.n):
+        raise NTupleTrainError(f"initial weights of shape {config.init.shape} do not fit all-{shape.n} on "
+                               f"{layout.name or layout.describe()}: expected {(shape.orbits, 3 ** shape.n)}")
     if config.method == "td":
         luts, score, curve, games = _train_td(board, shape, config, rng, start, progress)
-    else:
+    elif config.method == "es":
         luts, score, curve, games = _train_es(board, shape, config, rng, start, progress)
+    else:
+        luts, score, curve, games = _train_nes(board, shape, config, rng, start, progress)
     network = NTupleNetwork(layout, shape, luts)
     return NTupleTrainResult(network, score, tuple(curve), games, time.perf_counter() - start, config)
 
@@ -169,7 +186,7 @@ def _out_of_time(config: NTupleTrainConfig, start: float) -> bool:
 
 
 def _train_td(board, shape, config, rng, start, progress):
-    luts = np.zeros((shape.orbits, 3 ** shape.n))
+    luts = np.zeros((shape.orbits, 3 ** shape.n)) if config.init is None else config.init.astype(np.float64)
     net = (shape.expansions, shape.orbit, luts)
     eval_seed = _seed(rng)
     best_luts, best = luts.copy(), board.score(net, config.eval_games, eval_seed)
@@ -194,6 +211,8 @@ def _train_es(board, shape, config, rng, start, progress):
     size = shape.orbits * 3 ** shape.n
     population = rng.uniform(-ES_INIT, ES_INIT, size=(ES_PARENTS + ES_OFFSPRING, size))
     parents = population[:ES_PARENTS]
+    if config.init is not None:
+        parents[0] = config.init.ravel()
     best, best_luts = -1.0, parents[0].copy()
     curve: list[CurvePoint] = []
     played = 0
@@ -211,3 +230,28 @@ def _train_es(board, shape, config, rng, start, progress):
         if progress is not None:
             progress(generation, config.generations, best)
     return best_luts.reshape(shape.orbits, -1), best, curve, played
+
+
+def _train_nes(board, shape, config, rng, start, progress):
+    """NES (agents.ntuple_nes) for ``generations`` steps or ``seconds``; checked on ``eval_games`` fixed double games."""
+    theta = rng.uniform(-ES_INIT, ES_INIT, shape.orbits * 3 ** shape.n) if config.init is None else config.init.ravel()
+    eval_seed = _seed(rng)
+    curve: list[CurvePoint] = []
+    per_step = 4 * config.nes_pairs * config.nes_games
+
+    def score(flat, double_games, seed):
+        return board.score((shape.expansions, shape.orbit, flat.reshape(shape.orbits, -1)), double_games, seed)
+
+    def check(step, flat):
+        value = score(flat, config.eval_games, eval_seed)
+        curve.append(CurvePoint(step * per_step, value, time.perf_counter() - start))
+        if progress is not None:
+            progress(step, config.generations, max(point.score for point in curve))
+        return value
+
+    def keep_going(step):
+        return step < config.generations and not _out_of_time(config, start)
+
+    best_theta, best, steps = nes_ascent(theta, score, config.nes_pairs, config.nes_games, config.nes_sigma,
+                                         config.nes_rate, rng, keep_going, check)
+    return best_theta.reshape(shape.orbits, -1), best, curve, steps * per_step

@@ -115,8 +115,8 @@ def _canonical(spec: str | int, base: Path | None) -> EnvKey:
 def _paper_id(text: str) -> int:
     env_id = int(text)
     if not 0 <= env_id < N_PAPER_ENVS:
-        raise EnvSpecError(f"environment id {env_id} is outside 0-{N_PAPER_ENVS - 1} (`arena envs` lists them; "
-                           f"other environments: {SPEC_FORMS})")
+        raise EnvSpecError(f"unknown environment id {env_id}: valid ids are 0-{N_PAPER_ENVS - 1} (`arena envs` lists "
+                           f"them; other environments: {SPEC_FORMS})")
     return env_id
 
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 400
 SOURCE_DIRS = ("engine", "agents", "harness", "tests")
 HARNESS_PARTS = ("sandbox", "play", "envs", "models", "prompting", "cwm", "registry", "records", "referee", "tournaments", "runs",
-                 "view", "bench", "testing", "cli")
+                 "view", "bench", "sweep", "testing", "cli")
 # Flat modules of the harness before it was split into parts, and the agents' old homes: all gone, no shims.
 OLD_MODULES = (
     "harness.arena", "harness.beliefs", "harness.bench_agents", "harness.bench_engine", "harness.bench_harness",

@@ -1,11 +1,11 @@
 """``arena bench paper``: what the paper's benchmark plays (the plan) and what it records per pair.
 
 The plan: environments (default all 56; ``--quick`` one per condition family on
-the smallest layout) x adaptive agents (default Adaptive Minimax and the
-interval agent), a game budget per pair (default 2,000), checkpoints at 5%, 25%,
+the smallest layout) x adaptive agents (default Adaptive Minimax, the
+interval agent and PPO-2K), a game budget per pair (default 2,000), checkpoints at 5%, 25%,
 50% and 100% of it (100, 500, 1,000, 2,000 games: generations 1, 5, 10, 20 of
 the paper's Adaptive Minimax) where the agent plays Random and MCTS-100, and the
-final evaluation against the paper's opponents (Random, PosNet, MCTS-30/50/100),
+final evaluation against the paper's opponents (Random, PosNet, PPO-2K, MCTS-30/50/100),
 ``games`` each, colours alternating. Opponents that cannot be built yet (PosNet
 without its weights) are left out and named. :mod:`harness.bench.paper_run`
 plays the plan; :class:`EnvAgentResult` is one pair's record, one line of the
@@ -33,13 +33,14 @@ from harness.tournaments.plan import TournamentError, check_agents, is_privilege
 
 SCHEMA = 1
 N_ENVS = N_LAYOUTS * N_CONDITIONS
-DEFAULT_AGENTS = ("adaptive-minimax", "interval")
+DEFAULT_AGENTS = ("adaptive-minimax", "interval", "ppo")
 CHECKPOINT_FRACTIONS = (0.05, 0.25, 0.5, 1.0)  # of 2,000 games: generations 1, 5, 10, 20 of 100 games
 CHECKPOINT_OPPONENTS = ("Random", "MCTS-100")
 PAPER_CONDITIONS = ("K>1.0", "K=0.8", "K=0.6", "K=0.4", "K=0.2", "K<0.0", "K>1.0 (10 turns)", "K<0.0 (10 turns)")
 WEIGHT_PROGRESS = (0.2, 0.4, 0.6, 0.8)  # the paper's Figures 6 and 7
 WEIGHT_RHOS = tuple(float(x) for x in np.round(np.linspace(0.0, 1.0, 21), 4))
 FULL = {"budget": 2000, "games": 20, "checkpoint_games": 20}
+PPO_MIN_BUDGET = 1000  # the PPO-2K opponent column needs at least this many training games (--quick: left out)
 QUICK = {"budget": 200, "games": 10, "checkpoint_games": 4}
 # --quick: one environment per condition family, all on the smallest layout (Random Board 2, 6x8).
 QUICK_ENVS = (5, 12, 26, 33, 47)
@@ -202,7 +203,7 @@ def checkpoints_for(budget: int) -> tuple[int, ...]:
 def opponent_label(spec: str) -> str:
     """The paper's column name of an opponent spec (``mcts:n=30`` -> ``MCTS-30``)."""
     entry, values = parse_spec(spec)
-    names = {"random": "Random", "posnet": "PosNet", "ppo": "PPO-2K"}
+    names = {"random": "Random", "posnet": "PosNet", "ppo": "PPO-2K", "ppo-2k": "PPO-2K"}
     return f"MCTS-{values['n']}" if entry.name == "mcts" else names.get(entry.name, canonical_spec(spec))
 
 
@@ -210,7 +211,7 @@ def paper_opponents(paper_mcts: bool = True) -> tuple[tuple[Opponent, ...], tupl
     """The paper's opponents that can be built, and why the others are left out (e.g. PosNet not there yet)."""
     mcts = ",paper_compat=true" if paper_mcts else ""
     found, missing = [], []
-    for spec in ("random", "posnet", f"mcts:n=30{mcts}", f"mcts:n=50{mcts}", f"mcts:n=100{mcts}"):
+    for spec in ("random", "posnet", "ppo-2k", f"mcts:n=30{mcts}", f"mcts:n=50{mcts}", f"mcts:n=100{mcts}"):
         name = spec.partition(":")[0]
         if name not in registry():
             missing.append(f"{spec} (not registered)")
@@ -272,6 +273,7 @@ def make_paper_plan(
     except Exception as error:  # noqa: BLE001 - e.g. a missing weights file: a one-line error, not a traceback
         raise AgentSpecError(f"an agent of --agents cannot be built: {type(error).__name__}: {error}") from None
     opponents, missing = paper_opponents(paper_mcts)
+    opponents, missing = _ppo_for_budget(opponents, missing, budget)
     return PaperPlan(env_ids=ids, agents=specs, budget=budget, games=games, checkpoint_games=checkpoint_games,
                      checkpoints=checkpoints_for(budget), opponents=opponents, seed=seed, quick=quick,
                      missing_opponents=missing)
@@ -281,6 +283,16 @@ def calls_a_model(spec: str) -> bool:
     """Whether the spec's agent asks a real model (not a ``mock/...`` one): building it needs the model's key."""
     entry, values = parse_spec(spec)
     return entry.model_driven and not str(values.get("model", "")).startswith("mock/")
+
+
+def _ppo_for_budget(opponents: tuple[Opponent, ...], missing: tuple[str, ...],
+                    budget: int) -> tuple[tuple[Opponent, ...], tuple[str, ...]]:
+    """PPO-2K trains for the plan's budget (2,000 games in the full plan); below :data:`PPO_MIN_BUDGET` it is left out."""
+    if budget >= PPO_MIN_BUDGET:
+        return tuple(o.model_copy(update={"spec": f"ppo-2k:games={budget}"}) if o.label == "PPO-2K" else o
+                     for o in opponents), missing
+    left_out = f"ppo-2k (a budget of {budget} games is too few to train it: {PPO_MIN_BUDGET} or more)"
+    return tuple(o for o in opponents if o.label != "PPO-2K"), (*missing, left_out)
 
 
 def _agent_specs(agents: Sequence[str], quick: bool) -> tuple[str, ...]:

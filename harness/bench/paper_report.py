@@ -18,8 +18,10 @@ from harness.bench.paper_summary import (
     ADAPTIVE_MINIMAX,
     DEFAULT_PAPER_TABLE2,
     OUTCOMES,
+    PPO,
     PaperSummary,
     summarise,
+    table2_condition_stats,
 )
 from harness.registry.specs import parse_spec
 from harness.tournaments.results import (
@@ -41,8 +43,11 @@ def opponent_headers(plan: PaperPlan) -> list[str]:
 
 
 def per_env_rows(summary: PaperSummary, agent: str) -> tuple[list[str], list[list[str]]]:
-    """The paper's Table 2 layout for one agent: W/D/L % per environment; for Adaptive Minimax a paper row under ours."""
-    with_paper = parse_spec(agent)[0].name == ADAPTIVE_MINIMAX and bool(summary.paper_table2)
+    """The paper's Table 2 layout for one agent: W/D/L % per environment; for Adaptive Minimax (Table 2) and PPO
+    (Table 4: vs Random and MCTS-100) a paper row under ours."""
+    name = parse_spec(agent)[0].name
+    paper_rows = summary.paper_table2 if name == ADAPTIVE_MINIMAX else summary.paper_ppo if name == PPO else {}
+    with_paper = bool(paper_rows)
     columns = ["C", "L", "", *opponent_headers(summary.plan)]
     mine = [r for r in summary.pairs if r.agent == agent]
     order = paper_order(r.condition for r in mine)
@@ -55,7 +60,7 @@ def per_env_rows(summary: PaperSummary, agent: str) -> tuple[list[str], list[lis
             cells.append(wdl(*(ours.percent(o) for o in OUTCOMES)) if ours else "-" if result.status == "ok" else "failed")
         rows.append([condition, str(result.layout + 1), "ours", *cells])
         if with_paper:
-            paper = summary.paper_table2.get(f"{result.condition}|{result.layout + 1}", {})
+            paper = paper_rows.get(f"{result.condition}|{result.layout + 1}", {})
             rows.append(["", "", "paper", *(wdl(*paper[o.label]) if o.label in paper else "-"
                                             for o in summary.plan.opponents)])
         previous = result.condition
@@ -66,6 +71,8 @@ def condition_rows(summary: PaperSummary, outcome: str = "win") -> tuple[list[st
     """The paper's Table 1 layout: per condition the paper's row, each agent's mean ± std, and ours - paper (pp)."""
     columns = ["C", "agent", "envs", *opponent_headers(summary.plan)]
     labels = [o.label for o in summary.plan.opponents]
+    paper_ppo = table2_condition_stats({(key.rpartition("|")[0], int(key.rpartition("|")[2])): row
+                                        for key, row in summary.paper_ppo.items()})
     rows = []
     for condition in paper_order(c for table in summary.per_condition.values() for c in table):
         paper = summary.paper_table1.get(condition, {})
@@ -75,6 +82,9 @@ def condition_rows(summary: PaperSummary, outcome: str = "win") -> tuple[list[st
             ours = {o: table.get(condition, {}).get(o, {}).get(outcome) for o in labels}
             envs = max((s.n for s in ours.values() if s), default=0)
             rows.append(["", agent, str(envs), *(s.cell() if s else "-" for s in ours.values())])
+            if parse_spec(agent)[0].name == PPO and condition in paper_ppo:
+                rows.append(["", "  paper: PPO, 2K games (Table 4)", "7", *(
+                    paper_ppo[condition][o][outcome].cell() if o in paper_ppo[condition] else "-" for o in labels)])
             if parse_spec(agent)[0].name == ADAPTIVE_MINIMAX:
                 rows.append(["", "  ours - paper (pp)", "", *(
                     f"{s.mean - paper[o][outcome].mean:+.1f}" if s and o in paper else "-" for o, s in ours.items())])

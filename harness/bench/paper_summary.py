@@ -32,10 +32,12 @@ from harness.registry.specs import parse_spec
 SUMMARY_SCHEMA = 1
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_PAPER_TABLE2 = DATA_DIR / "paper_table2.json"  # a copy of the paper's Table 2
+PAPER_PPO_TABLE = DATA_DIR / "paper_ppo_table4.json"  # the paper's Table 4: PPO after 2,000 games, vs Random and MCTS-100
 PAPER_TABLE1 = DATA_DIR / "paper_table1.txt"  # the paper's Table 1, transcribed
 OUTCOMES = ("win", "draw", "lose")
 PAPER_OPPONENTS = ("Random", "PosNet", "PPO-2K", "MCTS-30", "MCTS-50", "MCTS-100")
 ADAPTIVE_MINIMAX, INTERVAL = "adaptive-minimax", "interval"
+PPO = "ppo"  # the PPO-2K agent's spec name: its per-environment table shows the paper's PPO (Table 4) under ours
 TOLERANCE_PP = 15.0
 NARROW = ("K=0.6", "K=0.4")
 
@@ -101,6 +103,7 @@ class PaperSummary(BaseModel):
     convergence_counts: dict[str, dict[str, dict[str, dict[int, WinCount]]]] = {}  # the same keys, pooled counts
     paper_table1: ConditionTable
     paper_table2: dict[str, dict[str, tuple[float, float, float]]]  # "condition|layout" -> opponent -> W/D/L
+    paper_ppo: dict[str, dict[str, tuple[float, float, float]]] = {}  # the same, of the paper's PPO (Table 4, 2K games)
     checks: tuple[Check, ...]
     notes: tuple[str, ...] = ()
 
@@ -122,6 +125,12 @@ def load_paper_table2(path: Path = DEFAULT_PAPER_TABLE2) -> PaperTable2:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return {(row["condition"], int(row["layout"])): {o: tuple(float(x) for x in row[o]) for o in PAPER_OPPONENTS
                                                      if o in row} for row in data["rows"]}
+
+
+def load_paper_ppo(path: Path = PAPER_PPO_TABLE) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """The paper's PPO after 2,000 games (its Table 4): "condition|layout" -> opponent -> (win, draw, lose) percent."""
+    table = load_paper_table2(path)
+    return {f"{c}|{layout}": row for (c, layout), row in table.items()}
 
 
 def table2_condition_stats(table2: PaperTable2) -> ConditionTable:
@@ -265,5 +274,6 @@ def summarise(plan: PaperPlan, results: Sequence[EnvAgentResult],
         convergence={agent: convergence_stats(results, agent) for agent in plan.agents},
         convergence_counts={agent: convergence_counts(results, agent) for agent in plan.agents},
         paper_table1=table1, paper_table2={f"{c}|{layout}": row for (c, layout), row in table2.items()},
+        paper_ppo=load_paper_ppo(),
         checks=tuple(target_checks(per_condition, table1, plan.agents)), notes=tuple(notes),
     )

@@ -46,8 +46,11 @@ from harness.cli import (
     train,
 )
 from harness.cli import audit as audit_cli
+from harness.cli import leaderboard as leaderboard_cli
 from harness.cli import replay as replay_cli
 from harness.cli import stub_server as stub_server_cli
+from harness.cli import sweep as sweep_cli
+from harness.cli import train_az as train_az_cli
 from harness.cli import view as view_cli
 from harness.cli.console import print_error
 from harness.models.errors import ModelConfigError
@@ -167,6 +170,11 @@ app.add_typer(train_app, name="train")
 _register(train_app, "posnet", train.posnet)
 _register(train_app, "ppo", train.ppo)
 _register(train_app, "ntuple", train.ntuple)
+_register(train_app, "az", train_az_cli.az)
+app.add_typer(sweep_cli.sweep_app, name="sweep")
+_register(sweep_cli.sweep_app, "plan", sweep_cli.plan)
+_register(sweep_cli.sweep_app, "run", sweep_cli.run)
+_register(app, "leaderboard", leaderboard_cli.leaderboard)
 
 
 if __name__ == "__main__":

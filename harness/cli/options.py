@@ -165,7 +165,7 @@ def resolve_target(env_text: str | None, layout_path: Path | None) -> Target:
     if env_text is not None and layout_path is not None:
         raise typer.BadParameter("give either ENV or --layout FILE, not both")
     if env_text is None and layout_path is None:
-        raise typer.BadParameter(f"give an environment (ENV: {SPEC_FORMS}) or --layout FILE")
+        raise typer.BadParameter(f"give an environment id or spec (ENV: {SPEC_FORMS}) or --layout FILE")
     if layout_path is not None:
         layout = read_layout_file(layout_path)
         name = layout.name or layout_path.name

@@ -66,9 +66,14 @@ def run(
                                                               "(a reply's length: --max-reply-tokens)."),
     resume: Path = typer.Option(None, "--resume", help="Continue this run directory, with the config and model options it recorded."),
     batch: int = typer.Option(50, "--batch", help="llm-strategist: games per strategy (one model call each)."),
+    wave: int = typer.Option(1, "--wave", help="llm-policy: adaptation games played at once, their prompts carrying the "
+                                               "memory of the games before the wave (1: one game after another; "
+                                               "llm-strategist's waves are its --batch)."),
     search_depth: int = typer.Option(3, "--search-depth", help="llm-strategist: Minimax depth in plies."),
     endgame: int = typer.Option(10, "--endgame", help="llm-strategist: solve exactly at this many empty cells or fewer."),
-    concurrency: int = typer.Option(32, "--concurrency", help="Model calls in flight at once (evaluation games run concurrently)."),
+    concurrency: int = typer.Option(32, "--concurrency", help="The ceiling of model calls in flight at once (lowered on 429s and "
+                                                              "timeouts, grown again on success; evaluation games and a "
+                                                              "--wave's games run concurrently)."),
     checkpoints: str = typer.Option(None, "--checkpoints", metavar="N,N,...",
                                     help="Games after which the agent states its belief (default 10,50,200,2000 within the budget)."),
     model_config: mo.ModelConfigOption = None,
@@ -130,7 +135,7 @@ def run(
                 agent=agent, model=model, env=parse_env(env), budget=budget, eval_games=eval_games,
                 opponents=tuple(parse_specs(opponents or ["random"], "--opponents")),
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint, legal_moves=legal_moves,
-                max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, search_depth=search_depth,
+                max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, wave=wave, search_depth=search_depth,
                 endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
                 referee=not in_process, cwm_mode=cwm_mode, cwm_explore=cwm_explore, cwm_calls=cwm_calls,
                 cwm_simulations=cwm_simulations, cwm_adapt_simulations=cwm_adapt_simulations, cwm_random=cwm_random,

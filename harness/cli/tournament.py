@@ -133,8 +133,8 @@ def match(
     if agent_a is None or agent_b is None:
         raise typer.BadParameter("give the two agents: arena match A B --env ID (or --resume DIR)")
     if env is None:
-        raise typer.BadParameter("give the environment: --env ENV (an id 0-55, `arena envs` lists them, or a spec: "
-                                 "docs/environments.md)")
+        raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them) or --env SPEC "
+                                 "(docs/environments.md)")
     env_ids = [parse_env(env)]
     games, seed = _defaults(games, seed)
     plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed, in_process)

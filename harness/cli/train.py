@@ -109,7 +109,7 @@ def ntuple(
     env: Annotated[str | None, typer.Argument(help="Environment whose layout to train on (default: 0, standard 8x8).",
                                               show_default=False)] = None,
     layout_path: Annotated[Path | None, typer.Option("--layout", metavar="FILE", help="A layout text file instead.")] = None,
-    method: Annotated[str, typer.Option("--method", help="td (TD(0)) or es (the paper's (10+90) ES).")] = "es",
+    method: Annotated[str, typer.Option("--method", help="td (TD(0)), es (the paper's (10+90) ES) or nes (natural ES).")] = "es",
     n: Annotated[int, typer.Option("--n", help="Tuple length (all-n; 2 is the paper's best).")] = 2,
     seconds: Annotated[float, typer.Option("--seconds", help="Stop after this many seconds (0: no limit).")] = 0.0,
     generations: Annotated[int, typer.Option("--generations", help="ES generations.")] = 100,
@@ -118,6 +118,13 @@ def ntuple(
     games: Annotated[int, typer.Option("--games", help="TD training games.")] = 40_000,
     alpha: Annotated[float, typer.Option("--alpha", help="TD learning rate.")] = 1e-4,
     opponent: Annotated[str, typer.Option("--opponent", help="TD opponent: wpc or self (self-play).")] = "wpc",
+    nes_pairs: Annotated[int, typer.Option("--nes-pairs", help="NES: mirrored perturbations per step.")] = 32,
+    nes_games: Annotated[int, typer.Option("--nes-games", help="NES: double games per perturbation.")] = 10,
+    nes_sigma: Annotated[float, typer.Option("--nes-sigma", help="NES: perturbation scale (weights at RMS 1).")] = 0.1,
+    nes_rate: Annotated[float, typer.Option("--nes-rate", help="NES: Adam step size.")] = 0.02,
+    eval_games: Annotated[int, typer.Option("--eval-games", help="TD/NES: held-out double games of each check.")] = 250,
+    init: Annotated[Path | None, typer.Option("--init", metavar="FILE.npz", show_default=False,
+                                              help="Start from these weights (an .npz of this layout).")] = None,
     league_games: Annotated[int, typer.Option("--league-games", help="Double games of the final League score.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run (0 or more).")] = 0,
     out: Annotated[Path | None, typer.Option(
@@ -131,7 +138,7 @@ def ntuple(
     8x8, the layout-derived positional table elsewhere), both random with p=0.1, wins 1,
     draws 0.5. Writes the network (.npz) and the learning curve (.png).
     """
-    from agents.ntuple import save_network, shipped_name
+    from agents.ntuple import NTupleError, load_network, save_network, shipped_name
     from agents.ntuple_train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
     from harness.bench.ntuple_plot import plot_learning_curve
     from harness.cli.options import resolve_target
@@ -140,14 +147,17 @@ def ntuple(
     layout = target.layout
     where = f"{layout.name or 'layout'} ({layout.describe()})"
     try:
+        start_luts = None if init is None else load_network(layout, init).luts
         config = NTupleTrainConfig(method=method, n=n, games=games, alpha=alpha, opponent=opponent,
-                                   generations=generations, sigma=sigma, es_games=es_games, seconds=seconds, seed=seed)
-    except NTupleTrainError as error:
+                                   generations=generations, sigma=sigma, es_games=es_games, seconds=seconds, seed=seed,
+                                   nes_pairs=nes_pairs, nes_games=nes_games, nes_sigma=nes_sigma, nes_rate=nes_rate,
+                                   eval_games=eval_games, init=start_luts)
+    except (NTupleTrainError, NTupleError) as error:
         raise typer.BadParameter(str(error)) from None
     if league_games < 1:
         raise typer.BadParameter(f"--league-games {league_games}: give 1 or more double games")
     path = _output_path(out) if out is not None else default_run_dir("train-ntuple") / "ntuple.npz"
-    total = generations if method == "es" else games
+    total = games if method == "td" else generations
     with Progress(
         TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(), transient=True,

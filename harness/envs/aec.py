@@ -24,7 +24,7 @@ from pettingzoo import AECEnv
 from engine.environments import Environment
 from engine.protocol.arena import DEFAULT_BUDGET, AdaptationArena
 from engine.state import COLOUR_NAMES
-from harness.envs.scoring import open_source
+from harness.envs.scoring import Source, open_source
 from harness.envs.single import SingleGame, mask_space, planes_space
 
 AGENTS = list(COLOUR_NAMES)  # ["black", "white"]
@@ -36,7 +36,7 @@ class OthelloAEC(AECEnv[str, dict[str, np.ndarray], int]):
 
     metadata = {"name": "expanded_othello_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 2}
 
-    def __init__(self, env: int | Environment | None = None, *, arena: AdaptationArena | None = None,
+    def __init__(self, env: int | Environment | Source | None = None, *, arena: AdaptationArena | None = None,
                  budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False, render_mode: str | None = None) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:

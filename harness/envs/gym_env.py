@@ -33,7 +33,7 @@ from gymnasium import spaces
 from engine.environments import Environment
 from engine.protocol.arena import DEFAULT_BUDGET, AdaptationArena
 from engine.state import BLACK, COLOUR_NAMES
-from harness.envs.scoring import open_source
+from harness.envs.scoring import Source, open_source
 from harness.envs.single import SingleGame, planes_space
 
 ENV_ID = "ExpandedOthello-v0"  # gymnasium.make(ENV_ID, env=..., ...) builds an OthelloGym
@@ -51,7 +51,7 @@ class OthelloGym(gym.Env[np.ndarray, np.int64]):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
 
-    def __init__(self, env: int | Environment | None = None, *, opponent: Opponent | None = None,
+    def __init__(self, env: int | Environment | Source | None = None, *, opponent: Opponent | None = None,
                  arena: AdaptationArena | None = None, budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False,
                  render_mode: str | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

@@ -35,6 +35,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from engine.protocol.arena import AdaptationArena
 from harness.envs.gym_env import OthelloGym
+from harness.envs.scoring import Source
 
 SNAPSHOT_POOL = 5
 
@@ -179,15 +180,18 @@ class _SelfPlay(BaseCallback):
         return self.env.remaining_games() > 0
 
 
-def train_ppo(arena: AdaptationArena, config: PpoConfig = PpoConfig(),
+def train_ppo(arena: AdaptationArena | Source, config: PpoConfig = PpoConfig(),
               on_game: Callable[[int], None] | None = None) -> tuple[MaskableActorCriticPolicy, TrainStats]:
-    """Train MaskablePPO through ``arena`` until its budget is spent; returns the trained policy (no environment attached)."""
+    """Train MaskablePPO through ``arena`` until its budget is spent; returns the trained policy (no environment attached).
+
+    ``arena`` may also be a :class:`harness.envs.scoring.Source` with a budgeted scorer.
+    """
     stats = TrainStats()
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)
     start = time.perf_counter()
     try:
-        env = _TrainingEnv(arena=arena)
+        env = _TrainingEnv(arena) if isinstance(arena, Source) else _TrainingEnv(arena=arena)
         model = MaskablePPO("MlpPolicy", env, n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
                             learning_rate=config.learning_rate, seed=config.seed, device="cpu", verbose=0)
         opponent = SnapshotOpponent(model.policy, np.random.default_rng(config.seed))

@@ -96,3 +96,56 @@ def make_ppo(context: AgentContext, rng: np.random.Generator, n_steps: int = 512
     seed = int(rng.integers(2**31))
     config = PpoConfig(n_steps=n_steps, n_epochs=epochs, snapshot_games=snapshot_games, seed=seed, threads=threads)
     return PpoAgent(context, rng, config)
+
+
+# Trained PPO-2K opponents of this process, by (layout, turn limit, counting, reward table, games, seed): an
+# evaluation builds its opponent once per game, and every game of every pair on one environment meets the same one.
+_TRAINED_OPPONENTS: dict[tuple[Any, ...], Any] = {}
+
+
+class PpoOpponent(PpoAgent):
+    """PPO-2K as a frozen evaluation opponent: trained on its first move (not when built), then cached per environment."""
+
+    name = "ppo-2k"
+    privileged = True  # trained with the true rule
+
+    def __init__(self, context: AgentContext, rng: np.random.Generator, config: PpoConfig, reward_table: np.ndarray,
+                 games: int) -> None:
+        super().__init__(context, rng, config)
+        self._table = reward_table  # private: the true rewards, from the recorded simulator grant
+        self._games = games
+        self.freeze()
+
+    def _untrained(self) -> MaskableActorCriticPolicy:
+        """The trained policy of this environment (trained now if this process has not yet)."""
+        from harness.envs.ppo import train_ppo
+        from harness.envs.scoring import Source, TableScorer
+
+        rules = self.rules
+        key = (rules.layout, rules.turn_limit, rules.turn_counting, self._table.tobytes(), self._games, self.config.seed)
+        if key not in _TRAINED_OPPONENTS:
+            policy, _ = train_ppo(Source(rules, TableScorer(self._table, self._games)), self.config)
+            _TRAINED_OPPONENTS[key] = policy
+        trained: MaskableActorCriticPolicy = _TRAINED_OPPONENTS[key]
+        return trained
+
+
+@register(
+    "ppo-2k",
+    "PPO-2K as an evaluation opponent: PPO trained by self-play for 2,000 games with the true outcome rule "
+    "(a privileged simulator's reward table), once per environment and process, then frozen",
+    {
+        "games": Param(int, 2000, "training games"),
+        "seed": Param(int, 0, "training seed (the same opponent for every pair of an environment)"),
+    },
+    privileged=True,
+)
+def make_ppo_opponent(context: AgentContext, rng: np.random.Generator, games: int = 2000, seed: int = 0) -> Agent:
+    from harness.envs.ppo import PpoConfig
+
+    if context.grant_simulator is None:
+        raise ValueError("ppo-2k trains with the true outcome rule: it needs a simulator grant (a privileged opponent)")
+    if games < 1:
+        raise ValueError(f"ppo-2k: games={games!r}: give 1 or more")
+    simulator = context.grant_simulator("PPO-2K opponent: self-play training scored by the true rule")
+    return PpoOpponent(context, rng, PpoConfig(seed=seed), simulator.reward_table(), games)

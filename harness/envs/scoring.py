@@ -147,6 +147,44 @@ class ArenaScorer:
         return f"ArenaScorer(budget={self.budget}, games_played={self.games_played})"
 
 
+class TableScorer:
+    """Scores with a privileged simulator's reward table (the true rule, granted and recorded) for ``budget`` games.
+
+    For opponents whose registry entry is privileged (PPO-2K as an evaluation opponent
+    trains with it); the table stays private, the budget is enforced like the arena's.
+    """
+
+    budgeted = True
+
+    def __init__(self, reward_table: np.ndarray, budget: int) -> None:
+        self._table = reward_table  # private: the true rewards for every final count
+        self._budget = budget
+        self._games = 0
+
+    @property
+    def games_played(self) -> int:
+        return self._games
+
+    @property
+    def budget(self) -> int | None:
+        return self._budget
+
+    def check_open(self) -> None:
+        if self._games >= self._budget:
+            raise BudgetExhausted(f"budget of {self._budget} games used up: no further game is allowed")
+
+    def score(self, moves: Sequence[int], black: int, white: int) -> tuple[int, int]:
+        self.check_open()
+        self._games += 1
+        reward = int(self._table[black, white])
+        return reward, -reward
+
+    def score_many(self, black: np.ndarray, white: np.ndarray, moves: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        rewards = [self.score(game, int(b), int(w))[0] for game, b, w in zip(moves or [[]] * len(black), black, white)]
+        black_reward = np.array(rewards, dtype=np.int8)
+        return black_reward, -black_reward
+
+
 class _Script:
     """Both colours' policy for replaying a finished game through the arena's game loop."""
 
@@ -188,12 +226,13 @@ def custom_environment(layout: Layout | str | Path, k: float | str | Fraction, t
                                                         turn_limit, turn_counting, "custom"))
 
 
-def open_source(target: int | Environment | None = None, *, arena: AdaptationArena | None = None,
+def open_source(target: int | Environment | Source | None = None, *, arena: AdaptationArena | None = None,
                 budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False) -> Source:
     """The source of an environment.
 
     ``arena``: count games through that arena (its rules; ``target`` must be left out).
-    Else ``target`` (an id 0-55 or an :class:`Environment`, e.g. :func:`custom_environment`):
+    Else ``target`` (an id 0-55 or an :class:`Environment`, e.g. :func:`custom_environment`;
+    a :class:`Source` is used as it is):
     with ``budget`` a new in-process :class:`Arena` of that many games, with ``budget=None``
     free experimentation. ``reveal_k`` makes K a public attribute (never in the budgeted case
     through an arena handed in, which does not hold it).
@@ -204,6 +243,8 @@ def open_source(target: int | Environment | None = None, *, arena: AdaptationAre
         if reveal_k:
             raise ValueError("reveal_k needs the environment itself: an arena never hands out K")
         return Source(arena.rules, ArenaScorer(arena))
+    if isinstance(target, Source):
+        return target
     if target is None:
         raise ValueError("give an environment (an id 0-55, an Environment or custom_environment(...)) or an arena")
     env = make_env(target) if not isinstance(target, Environment) else target

@@ -32,7 +32,7 @@ from engine import batch
 from engine.environments import Environment
 from engine.protocol.arena import DEFAULT_BUDGET, AdaptationArena
 from harness.envs.games import GameArrays
-from harness.envs.scoring import open_source
+from harness.envs.scoring import Source, open_source
 from harness.envs.single import planes_space
 
 
@@ -41,7 +41,7 @@ class OthelloVector(VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, env: int | Environment | None = None, num_envs: int = 1024, *, arena: AdaptationArena | None = None,
+    def __init__(self, env: int | Environment | Source | None = None, num_envs: int = 1024, *, arena: AdaptationArena | None = None,
                  budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False) -> None:
         source = open_source(env, arena=arena, budget=budget, reveal_k=reveal_k)
         self._scorer = source.scorer

@@ -4,11 +4,16 @@
 model string goes through ``litellm.acompletion`` (litellm is imported lazily, with
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` so that importing it never touches the network).
 
-Per call: a concurrency limit (an ``asyncio.Semaphore``), a per-attempt timeout, tenacity
+Per call: an adaptive concurrency limit (:class:`~harness.models.concurrency.AdaptiveLimit`:
+``concurrency`` is its ceiling; halved on a 429 or a timeout, grown again on success; each
+attempt holds a slot only while on the wire), a per-attempt timeout, tenacity
 retries with exponential backoff and full jitter on transient failures (rate limits,
 timeouts, connection errors, 5xx, a malformed response body) honouring a Retry-After
-(capped at ``max_retry_after_s``), none on other client errors; token and cost
-accounting per call and in running totals; a response cache.
+(capped at ``max_retry_after_s``; the request waits without a slot, the others go on),
+none on other client errors; token and cost accounting per call and in running totals
+(prompt tokens the provider served from its prompt cache priced at the cached rate, see
+:func:`cached_prompt_tokens`); a response cache. Anthropic models get litellm's
+``cache_control`` hint on the system message (the stable part of every prompt).
 
 Fail fast (:class:`~harness.models.errors.EndpointDown`): a failure that says the endpoint
 cannot answer (connection refused, DNS, HTTP 401/403/404, an unknown provider) is not
@@ -26,7 +31,7 @@ over the caller's parameters by :meth:`ModelClient.request`; ``api_base`` and ``
 (per attempt) go to every ``litellm.acompletion`` call.
 
 Cap semantics: ``max_cost_usd`` and ``max_tokens_total`` are checked *before* each call
-that is not a cache hit starts (after it has a concurrency slot): once the running total
+that is not a cache hit starts (after its first attempt has a concurrency slot): once the running total
 has reached the cap, the call raises :class:`BudgetCapReached` and makes no request.
 Calls already in flight finish and are counted, so the final total may exceed the cap by
 at most what those calls used. Cache hits cost nothing and are never refused.
@@ -43,6 +48,7 @@ from typing import Any
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from harness.models.cache import CachedFailure, ResponseCache
+from harness.models.concurrency import AdaptiveLimit
 from harness.models.errors import (
     BudgetCapReached,
     EndpointDown,
@@ -59,9 +65,12 @@ from harness.models.messages import (
 )
 from harness.models.mock import make_offline_model
 from harness.models.options import ModelOptions
+from harness.models.prompt_cache import cached_prompt_tokens, with_cache_hints
 from harness.models.replies import MockExhausted
 
 MOCK_PREFIX = "mock/"
+THROTTLED_KINDS = frozenset({"rate_limit", "timeout"})  # failures that lower the concurrency limit
+_NOT_RETRIED = (BudgetCapReached, EndpointDown)  # raised inside an attempt's slot: never retried, never wrapped
 # Providers that need an API key; litellm.validate_environment names the variable.
 KEYED_PROVIDERS: dict[str, str] = {
     "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
@@ -166,7 +175,7 @@ class ModelClient:
         self.in_flight = 0
         self.max_in_flight = 0
         self._occurrences: dict[str, int] = {}  # times each request key was made (see harness.models.cache)
-        self._semaphore: asyncio.Semaphore | None = None
+        self.limit = AdaptiveLimit(concurrency)  # requests on the wire: AIMD under the ceiling ``concurrency``
         self.consecutive_failures = 0  # calls in a row that failed for good (replayed ones included)
         self.down: EndpointDown | None = None  # set once the endpoint is found unusable
         self._rng = random.Random(seed)
@@ -224,20 +233,11 @@ class ModelClient:
                     "cache_hit": True, "cache_key": key, "retries": 0, "waits_s": [],
                     "errors": [], "cost_usd": 0.0, "cost_note": "cache hit",
                     "latency_s": time.perf_counter() - started})
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.concurrency)
-        async with self._semaphore:
-            self._raise_if_down()
-            self._check_caps()
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            try:
-                response = await self._call_with_retries(request, key, started)
-            except ModelCallError as failure:
-                self._failed(key, failure)  # raises EndpointDown when the endpoint is unusable
-                raise
-            finally:
-                self.in_flight -= 1
+        try:
+            response = await self._call_with_retries(request, key, started)
+        except ModelCallError as failure:
+            self._failed(key, failure)  # raises EndpointDown when the endpoint is unusable
+            raise
         self.consecutive_failures = 0
         if self.cache is not None:
             self.cache.put(key, response)
@@ -292,26 +292,24 @@ class ModelClient:
             self.usage.retries += 1
 
         retrying = AsyncRetrying(
-            retry=retry_if_exception(lambda exc: classify_error(exc).retryable),
+            retry=retry_if_exception(lambda exc: not isinstance(exc, _NOT_RETRIED) and classify_error(exc).retryable),
             stop=stop_after_attempt(self.max_retries + 1),
             wait=self._wait,
             before_sleep=note_retry,
             reraise=True,
         )
+        first = True
         try:
             async for attempt in retrying:
                 with attempt:
-                    try:
-                        result = await asyncio.wait_for(self._attempt(request),
-                                                        self._deadline_s())
-                    except Exception as exc:
-                        info = classify_error(exc)
-                        errors.append(info.describe())
-                        kinds = self.usage.errors_by_kind
-                        kinds[info.kind] = kinds.get(info.kind, 0) + 1
-                        raise
-        except MockExhausted:
-            raise  # a test's script ran out: fail loudly, not as a provider error
+                    async with self.limit.slot() as slot:  # held on the wire only: a retry waits without it
+                        if first:  # before the call's first request: a dead endpoint, a cap
+                            first = False
+                            self._raise_if_down()
+                            self._check_caps()
+                        result = await self._attempt_in_slot(request, slot, errors)
+        except (MockExhausted, *_NOT_RETRIED):
+            raise  # a test's script ran out (fail loudly, not as a provider error), a cap, a dead endpoint
         except Exception as exc:
             info = classify_error(exc)
             self.usage.failed_calls += 1
@@ -321,12 +319,30 @@ class ModelClient:
                 retries=len(waits)) from exc
         response = result.model_copy(update={
             "cache_key": key, "retries": len(waits), "waits_s": waits, "errors": errors,
-            "latency_s": time.perf_counter() - started})
+            "latency_s": time.perf_counter() - started, "concurrency": round(self.limit.limit, 2)})
         self.usage.calls += 1
         self.usage.prompt_tokens += response.prompt_tokens
         self.usage.completion_tokens += response.completion_tokens
         self.usage.cost_usd += response.cost_usd
         return response
+
+    async def _attempt_in_slot(self, request: ModelRequest, slot: Any, errors: list[str]) -> ModelResponse:
+        """One attempt on the wire (its slot marked throttled on a 429 or a timeout, succeeded on a reply)."""
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            result = await asyncio.wait_for(self._attempt(request), self._deadline_s())
+        except Exception as exc:
+            info = classify_error(exc)
+            errors.append(info.describe())
+            kinds = self.usage.errors_by_kind
+            kinds[info.kind] = kinds.get(info.kind, 0) + 1
+            slot.throttled = info.kind in THROTTLED_KINDS
+            raise
+        finally:
+            self.in_flight -= 1
+        slot.succeeded = True
+        return result
 
     def _deadline_s(self) -> float:
         """The hard deadline of one attempt. Through litellm the HTTP timeout is
@@ -351,7 +367,8 @@ class ModelClient:
             kwargs["api_base"] = self.api_base
         if self._api_key is not None:
             kwargs["api_key"] = self._api_key
-        raw = await litellm.acompletion(model=request.model, messages=request.messages, **kwargs)
+        messages = with_cache_hints(request.model, request.messages)  # sent, never part of the cache key
+        raw = await litellm.acompletion(model=request.model, messages=messages, **kwargs)
         return _response_from_litellm(litellm, request.model, raw)
 
 
@@ -366,11 +383,13 @@ def _response_from_litellm(litellm: Any, model: str, raw: Any) -> ModelResponse:
     usage = getattr(raw, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    cached = cached_prompt_tokens(usage)
     cost, note = 0.0, None
     try:
         cost = float(litellm.completion_cost(completion_response=raw) or 0.0)
     except Exception as exc:  # noqa: BLE001 - litellm raises many kinds for unpriced models
         note = f"cost unknown for {model}: {type(exc).__name__}"
     return ModelResponse(model=model, text=text or "", finish_reason=finish_reason,
-                         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cached_tokens=cached,
                          cost_usd=cost, cost_note=note)
+

@@ -47,8 +47,10 @@ class ModelResponse(BaseModel):
     finish_reason: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache (priced at the cached rate)
     cost_usd: float = 0.0
     cost_note: str | None = None  # why cost_usd is 0 when it is not known
+    concurrency: float | None = None  # the client's adaptive concurrency limit when the call ended
     latency_s: float = 0.0
     retries: int = 0
     waits_s: list[float] = Field(default_factory=list)  # backoff before each retry

@@ -61,6 +61,7 @@ from harness.play.game import (
     play_policies,
 )
 from harness.play.grants import PrivilegedSimulator, checked_reason, refusal_message
+from harness.play.open_games import OpenGames
 
 
 class LedgerView:
@@ -120,6 +121,7 @@ class Arena(LedgerView):
         self._ledger = ledger
         self._privileged = privileged
         self._in_game = False
+        self._open = OpenGames()  # play_verified games under way (a wave), entered in the order they started
 
     @property
     def privileged_uses(self) -> PrivilegedUsage:
@@ -142,28 +144,36 @@ class Arena(LedgerView):
     ) -> tuple[VerifiedGame, list[PlyDecision]]:
         """Like :meth:`play`, with deciders that may await (model agents): returns (VerifiedGame, decisions).
 
-        A forfeited game is a finished game: it is counted and uses budget.
+        A forfeited game is a finished game: it is counted and uses budget. Several may be under way at once
+        (a wave of adaptation games); they are entered in the order they started (:mod:`harness.play.open_games`).
         """
-        with self._one_game("Arena.play_verified"):
+        async with self._open.game(lambda: self._check_start("Arena.play_verified")) as turn:
             game, decisions = await play_game_async(self._rules, self._condition, decide_black, decide_white, names)
-            self._enter(game)
+            async with turn():
+                self._enter(game)
         return game, decisions
 
     @contextmanager
     def _one_game(self, caller: str) -> Iterator[None]:
         """Refuse a game past the budget or inside another game; the budget is checked before anything is played."""
-        if self.games_played >= self.budget:
-            raise BudgetExhausted(
-                f"budget of {self.budget} games used up: {self.games_played} games played on "
-                f"{self.layout.name!r}; no further game is allowed"
-            )
-        if self._in_game:
-            raise RuntimeError(f"{caller} called from inside a game: games are played one at a time")
+        self._check_start(caller)
+        if self._open.open:
+            raise RuntimeError(f"{caller} called while play_verified games are open: games are played one at a time")
         self._in_game = True
         try:
             yield
         finally:
             self._in_game = False
+
+    def _check_start(self, caller: str) -> None:
+        """Refuse a game past the budget (the open games count) or inside a synchronous game."""
+        if self.games_played + self._open.open >= self.budget:
+            raise BudgetExhausted(
+                f"budget of {self.budget} games used up: {self.games_played} games played on "
+                f"{self.layout.name!r} and {self._open.open} under way; no further game is allowed"
+            )
+        if self._in_game:
+            raise RuntimeError(f"{caller} called from inside a game: games are played one at a time")
 
     def _enter(self, game: VerifiedGame) -> None:
         """Append a finished game to the ledger (a new immutable snapshot)."""

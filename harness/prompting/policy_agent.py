@@ -46,6 +46,7 @@ from harness.models.errors import ModelCallError, ModelConfigError
 from harness.models.messages import ModelRequest, ModelResponse
 from harness.play.decisions import FailureKind, MoveDecision, ParsedMove
 from harness.play.game import PlyDecision, decision_ply
+from harness.play.open_games import GameNotEntered
 from harness.prompting.beliefs import BeliefParseError, parse_belief
 from harness.prompting.memory import EpisodeMemory, GameSummary
 from harness.prompting.moves import ModelCallFailed, MoveAsker
@@ -58,6 +59,7 @@ from harness.prompting.renderer import (
     move_context,
     system_context,
 )
+from harness.prompting.waves import wave_of
 
 PHASE_CODES = {"adapt": 0, "eval": 1}
 CallSink = Callable[[dict[str, Any]], None]
@@ -78,6 +80,7 @@ class LlmPolicyConfig:
     checkpoints: tuple[int, ...] = ()
     params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
     free_call_failures: int | None = None  # failed calls of a move that use no re-ask (None: the client's limit in a row)
+    wave: int = 1  # adaptation games played at once, sharing one memory (harness.prompting.waves); 1: one after another
 
 
 def _no_call(_: dict[str, Any]) -> None:
@@ -108,10 +111,10 @@ class MemoryAgent(Agent):
         index = len(self.memory.games) + 1
         self.memory = self.memory.add(GameSummary.from_record(index, record, colour, self.rules.layout))
 
-    def rebuild_memory(self, arena: Any) -> None:
-        """The memory of the games already in the arena's ledger (self-play: black in even games)."""
+    def rebuild_memory(self, arena: Any, games: int | None = None) -> None:
+        """The memory of the first ``games`` games in the arena's ledger (all by default; self-play: black in even games)."""
         self.memory = EpisodeMemory()
-        for index, record in enumerate(arena.ledger.records):
+        for index, record in enumerate(arena.ledger.records[:games]):
             self.remember(record, index % 2)
 
     def adapt(self, arena: Any) -> None:
@@ -179,9 +182,9 @@ class LlmPolicyAgent(MemoryAgent):
                 del self._requests[key]
 
     def asker(self, phase: str, game_index: int) -> MoveAsker:
-        """The asker of one game; evaluation games (which may run concurrently) send identical requests one at a time."""
+        """The asker of one game; games that may run concurrently (evaluation, a wave) send identical requests one at a time."""
         rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
-        ask = functools.partial(self._ask, one_at_a_time=phase == "eval")
+        ask = functools.partial(self._ask, one_at_a_time=True)
         free = self.config.free_call_failures
         if free is None:
             free = getattr(self.client, "max_consecutive_failures", None) or 0
@@ -236,18 +239,36 @@ class LlmPolicyAgent(MemoryAgent):
     # ------------------------------------------------------------------ adaptation
 
     async def adapt_async(self, arena: Any) -> None:
-        self.rebuild_memory(arena)
+        """Self-play in waves of ``config.wave`` games (:mod:`harness.prompting.waves`) until the budget is spent.
+
+        The games of a wave are played at once, their prompts carrying the memory of the games before
+        the wave; the memory takes the wave's games (in game order) when the wave ends. Each game's calls
+        and record are reported as soon as the arena has entered it (games are entered in game order). A
+        run resumed in the middle of a wave plays the rest of it with the memory the wave started with.
+        """
+        self.rebuild_memory(arena, wave_of(arena.games_played, self.config.wave, self.budget, self.config.checkpoints).start)
         while True:
+            wave = wave_of(arena.games_played, self.config.wave, self.budget, self.config.checkpoints)
+            known = wave.start if arena.remaining > 0 else arena.games_played  # the games before this wave (all, at the end)
+            for index in range(len(self.memory.games), known):
+                self.remember(arena.ledger.records[index], index % 2)
             await self._maybe_belief(arena.games_played)
             if arena.remaining == 0:
                 break
-            index = arena.games_played
-            decide = self.decider("adapt", index)
-            game, decisions = await arena.play_verified(decide, decide, (self.name, self.name))
-            self.report_calls("adapt", index, decisions)
-            self.remember(game.record, index % 2)
-            if self.on_game is not None:
-                self.on_game("adapt", index, game, index % 2)
+            results = await asyncio.gather(*(self._adapt_game(arena, index) for index in range(arena.games_played, wave.end)),
+                                           return_exceptions=True)
+            failures = [r for r in results if isinstance(r, BaseException)]
+            if failures:  # the first that is not merely a later game left unentered because of it
+                raise next((f for f in failures if not isinstance(f, GameNotEntered)), failures[0])
+
+    async def _adapt_game(self, arena: Any, index: int) -> None:
+        decide = self.decider("adapt", index)
+        game, decisions = await arena.play_verified(decide, decide, (self.name, self.name))
+        if arena.games_played != index + 1:  # the arena enters games in the order they started
+            raise RuntimeError(f"adaptation game {index} was entered as game {arena.games_played - 1}")
+        self.report_calls("adapt", index, decisions)
+        if self.on_game is not None:
+            self.on_game("adapt", index, game, index % 2)
 
     async def _maybe_belief(self, games_played: int) -> None:
         if games_played not in self.config.checkpoints or games_played in self.beliefs_done:
@@ -282,6 +303,7 @@ def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]
     if response is not None:
         fields.update(
             tokens_in=response.prompt_tokens, tokens_out=response.completion_tokens, cost_usd=response.cost_usd,
+            cached_tokens_in=response.cached_tokens, concurrency=None if response.cache_hit else response.concurrency,
             latency_s=response.latency_s, retries=response.retries, errors=list(response.errors),
             cache_key=response.cache_key or None, cache_hit=response.cache_hit,
         )

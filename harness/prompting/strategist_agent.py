@@ -79,6 +79,7 @@ from harness.prompting.policy_agent import (
     spec_client,
 )
 from harness.prompting.renderer import PromptRenderer, fit_memory
+from harness.prompting.waves import wave_of
 
 STRATEGY_SCHEMA_VERSION = 1
 StrategySink = Callable[[int, "Strategy", "str | None", bool], None]  # batch start, strategy in force, error, new?
@@ -176,11 +177,9 @@ class LlmStrategistConfig:
     params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
 
     def batch_bounds(self, index: int, budget: int) -> tuple[int, int]:
-        """(first game, end) of the batch holding game ``index``: every ``batch`` games and at each checkpoint."""
-        starts = {index - index % self.batch, *(c for c in self.checkpoints if 0 < c <= index)}
-        start = max(starts)
-        ends = [start - start % self.batch + self.batch, budget, *(c for c in self.checkpoints if c > start)]
-        return start, min(ends)
+        """(first game, end) of the batch holding game ``index``: every ``batch`` games and at each checkpoint (its wave)."""
+        wave = wave_of(index, self.batch, budget, self.checkpoints)
+        return wave.start, wave.end
 
     def __post_init__(self) -> None:
         if self.batch < 1 or self.search_depth < 1 or self.endgame < 0 or self.max_retries < 0:

@@ -137,6 +137,10 @@ class GameEntry(VersionedRecord):
     failures: FailureCounts = FailureCounts()
     seed: int | None = None
     call_indices: tuple[int, ...] | None = None  # the game's model calls in calls.jsonl; the writer fills it in
+    # Adaptation games of llm-policy and llm-strategist (harness.prompting.waves): the wave the game was played in and the
+    # memory version its prompts carried (the games in that memory). None: an evaluation game, cwm, or a run before waves.
+    wave: int | None = Field(default=None, ge=0)
+    memory_version: int | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _forfeit_rewards(self) -> GameEntry:
@@ -185,6 +189,8 @@ class CallEntry(VersionedRecord):
     failure_kind: str | None = None
     tokens_in: int = Field(default=0, ge=0)
     tokens_out: int = Field(default=0, ge=0)
+    cached_tokens_in: int = Field(default=0, ge=0)  # of tokens_in, from the provider's prompt cache (the cached rate)
+    concurrency: float | None = None  # the model client's concurrency limit when the call ended (AIMD under the ceiling)
     cost_usd: float = Field(default=0.0, ge=0)
     latency_s: float = Field(default=0.0, ge=0)
     retries: int = Field(default=0, ge=0)

@@ -18,6 +18,7 @@ from engine.protocol.record import GameRecord
 from engine.rules import Rules
 from harness.play.arena import LedgerView
 from harness.play.game import Decide, PlyDecision, VerifiedGame, play_game_async, play_policies
+from harness.play.open_games import OpenGames
 from harness.referee.wire import ProtocolViolation, Wire
 
 REPLY_SPIN_S = 0.002  # the referee answers a game in about 0.1 ms: wait for it awake
@@ -36,6 +37,7 @@ class RemoteArena(LedgerView):
         self._ledger = ledger
         self._grant = grant
         self._in_game = False
+        self._open = OpenGames()  # play_verified games under way (a wave), submitted in the order they started
 
     def play(self, black_policy: Policy, white_policy: Policy) -> GameRecord:
         """Play one game locally and return it as the referee scored it; :class:`BudgetExhausted` past the budget."""
@@ -49,13 +51,12 @@ class RemoteArena(LedgerView):
     async def play_verified(
         self, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None,
     ) -> tuple[VerifiedGame, list[PlyDecision]]:
-        """Like :meth:`play` with deciders that may await (model agents)."""
-        self._start_game()
-        try:
+        """Like :meth:`play` with deciders that may await (model agents); several may be under way at once (a wave),
+        each submitted when the games started before it have been (:mod:`harness.play.open_games`)."""
+        async with self._open.game(self._check_start) as turn:
             game, decisions = await play_game_async(self._rules, None, decide_black, decide_white, names)
-        finally:
-            self._in_game = False
-        record = self._submit(game)
+            async with turn():
+                record = self._submit(game)
         return VerifiedGame(record, game.forfeit, game.failures), decisions
 
     def grant_simulator(self, reason: str) -> Any:
@@ -66,12 +67,17 @@ class RemoteArena(LedgerView):
         raise PrivilegeRefused(self._wire.recv("refused")["error"])
 
     def _start_game(self) -> None:
+        if self._open.open:
+            raise RuntimeError("Arena.play called while play_verified games are open: games are played one at a time")
+        self._check_start()
+        self._in_game = True
+
+    def _check_start(self) -> None:
         if self._in_game:
             raise RuntimeError("Arena.play called from inside a game: games are played one at a time")
-        if self.remaining <= 0:
+        if self.remaining - self._open.open <= 0:
             self._wire.send("over_budget")
             raise BudgetExhausted(self._wire.recv("refused")["error"])
-        self._in_game = True
 
     def _submit(self, game: VerifiedGame) -> GameRecord:
         local = game.record

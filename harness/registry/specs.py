@@ -33,6 +33,7 @@ FAMILY_MODULES = (
     "agents.positional",
     "agents.posnet",
     "agents.ntuple_agent",
+    "agents.az_agent",
     "agents.minimax",
     "agents.mcts",
     "agents.adaptive_minimax",

@@ -66,7 +66,8 @@ class LlmRunConfig(BaseModel):
     checkpoints: tuple[int, ...] | None = None
     memory_tokens: int = 1500
     backoff_base_s: float = Field(default=1.0, gt=0)  # first retry wait of the model client
-    batch: int = Field(default=50, ge=1)  # llm-strategist: games per strategy (one model call each)
+    batch: int = Field(default=50, ge=1)  # llm-strategist: games per strategy (one model call each): its waves
+    wave: int = Field(default=1, ge=1)  # llm-policy: adaptation games played at once on one memory (harness.prompting.waves)
     search_depth: int = Field(default=3, ge=1)  # llm-strategist: Minimax depth in plies
     endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
     concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
@@ -84,6 +85,15 @@ class LlmRunConfig(BaseModel):
     unsandboxed: bool = False  # cwm: run generated code without bubblewrap (rlimits only; the report says UNSANDBOXED)
     referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)
     cap_changes: tuple[CapChange, ...] = ()  # caps raised (or set) on resume, in order; the caps above are the latest
+
+    def wave_size(self) -> int | None:
+        """Adaptation games per wave: llm-policy's ``wave``, llm-strategist's ``batch``; None for cwm (no waves)."""
+        return {"llm-policy": self.wave, "llm-strategist": self.batch}.get(self.agent)
+
+    def agent_label(self) -> str:
+        """The agent's name with its wave size where it has waves (``llm-policy W=16``), as tables show it."""
+        size = self.wave_size()
+        return self.agent if size is None else f"{self.agent} W={size}"
 
     def belief_checkpoints(self) -> tuple[int, ...]:
         if self.checkpoints is not None:

@@ -71,7 +71,7 @@ from harness.referee.model_session import AgentStopped, ModelSession, RunSinks, 
 from harness.referee.wire import AgentProcessGone, ProtocolViolation
 from harness.registry.plugins import plugin_sources
 from harness.registry.specs import canonical_spec, make_agent
-from harness.runs.llm_build import beliefs_done, game_entry, recipe_of, run_manifest
+from harness.runs.llm_build import adaptation_wave, beliefs_done, game_entry, recipe_of, run_manifest
 from harness.runs.llm_config import (
     AGENT_FILE,
     BELIEFS_FILE,
@@ -323,7 +323,7 @@ class _Run:
 
     def _scored_game(self, index: int, record: GameRecord, forfeit_by: int | None, failures: FailureCounts) -> None:
         entry = game_entry(record, forfeit_by, "adapt", index, "self", "both", failures, self.config.seed,
-                       names=(self.config.agent, self.config.agent))
+                           names=(self.config.agent, self.config.agent), wave=adaptation_wave(self.config, index))
         self._game(entry, index + 1, self.config.budget)
 
     async def _evaluate(self, player: EvalPlayer) -> None:

@@ -142,12 +142,13 @@ class StubServer:
     def __init__(self, default: Behaviour | None = None,
                  responder: Callable[[dict[str, Any], int], Behaviour] | None = None, port: int = 0, *,
                  faults: FaultSpec | None = None, latency_s: float = 0.0, retry_after: float = 0.05,
-                 stall_s: float = 60.0) -> None:
+                 stall_s: float = 60.0, cached_tokens: int = 0) -> None:
         self.default = default or ok()
         self.requested_port = port  # 0: any free port
         self.responder = responder
         self.faults = faults
         self.latency_s, self.retry_after, self.stall_s = latency_s, retry_after, stall_s
+        self.cached_tokens = cached_tokens  # each reply's usage says this many prompt tokens came from a prompt cache
         self._initial = (self.default, responder, faults, latency_s, retry_after, stall_s)  # what reset() restores
         self.faults_met: dict[str, int] = {}
         self.requests: list[dict[str, Any]] = []
@@ -286,7 +287,7 @@ class StubServer:
                 self.in_flight -= 1
 
 
-def _completion_body(request: dict[str, Any], behaviour: Behaviour, reason: str) -> bytes:
+def _completion_body(request: dict[str, Any], behaviour: Behaviour, reason: str, cached_tokens: int = 0) -> bytes:
     body = {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
@@ -296,7 +297,8 @@ def _completion_body(request: dict[str, Any], behaviour: Behaviour, reason: str)
                      "message": {"role": "assistant", "content": behaviour.text}}],
         "usage": {"prompt_tokens": behaviour.prompt_tokens,
                   "completion_tokens": behaviour.completion_tokens,
-                  "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens},
+                  "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens,
+                  "prompt_tokens_details": {"cached_tokens": min(cached_tokens, behaviour.prompt_tokens)}},
     }
     return json.dumps(body).encode()
 
@@ -347,9 +349,9 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
             elif behaviour.kind == "malformed":
                 self._send(200, b'{"id": "chatcmpl-stub", "choices": [{"message": ')
             elif behaviour.kind == "truncated":
-                self._send(200, _completion_body(payload, behaviour, "length"))
+                self._send(200, _completion_body(payload, behaviour, "length", server.cached_tokens))
             else:
-                self._send(200, _completion_body(payload, behaviour, "stop"))
+                self._send(200, _completion_body(payload, behaviour, "stop", server.cached_tokens))
 
         def _send(self, status: int, body: bytes, extra: dict[str, str] | None = None) -> None:
             self.send_response(status)

@@ -25,6 +25,8 @@ from harness.registry.specs import canonical_spec, make_agent, registry
 CHEAP_PARAMS: dict[str, dict[str, object]] = {
     "minimax": {"depth": 1},
     "mcts": {"n": 8},
+    "ppo-2k": {"games": 2},  # trains before it plays: two games are enough to check it
+    "az": {"simulations": 2},
 }
 ENV_IDS = range(N_LAYOUTS * N_CONDITIONS)
 

@@ -17,7 +17,7 @@ BAD_SYMBOL = """. . . . . .
     "args, fragment",
     [
         (["show", "99"], "unknown environment id 99"),
-        (["show", "abc"], "ENV must be an environment id"),
+        (["show", "abc"], "is not a spec: give an id 0-55"),
         (["show"], "give an environment id"),
         (["perft", "56", "--depth", "2"], "unknown environment id 56"),
         (["perft", "0", "--depth", "-1"], "--depth must be 0 or more"),

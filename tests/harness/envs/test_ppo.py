@@ -90,3 +90,24 @@ def test_nan_weights_fall_back_to_a_legal_move_and_are_restored_after_an_update(
     assert stats.nan_restores == 1
     assert all(bool(torch.isfinite(p).all()) for p in model.policy.parameters())
     assert mask[guarded_action(model.policy, planes, mask, np.random.default_rng(0), deterministic=True)] == 1
+
+
+def test_the_ppo_2k_opponent_trains_once_per_environment_with_a_recorded_grant() -> None:
+    from harness.envs import ppo_agent
+    from harness.play.grants import EvaluationGrants
+
+    env = environment(33)
+    grants = EvaluationGrants(env)
+    context = AgentContext(env.rules, grant_simulator=grants.grant_simulator)
+    first = make_agent("ppo-2k:games=3", context, np.random.default_rng(0))
+    assert first.privileged and first.frozen and grants.usage.privileged
+    state = env.rules.initial_state()
+    assert first.act(observe(env.rules, state)) in env.rules.legal_moves(state)
+    trained = len(ppo_agent._TRAINED_OPPONENTS)
+    second = make_agent("ppo-2k:games=3", context, np.random.default_rng(1))
+    second.act(observe(env.rules, state))
+    assert len(ppo_agent._TRAINED_OPPONENTS) == trained and second.policy is first.policy
+    with pytest.raises(ValueError, match="games=0: give 1 or more"):
+        make_agent("ppo-2k:games=0", context, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="needs a simulator grant"):
+        make_agent("ppo-2k", AgentContext(env.rules), np.random.default_rng(0))

@@ -1,0 +1,133 @@
+"""Where a sweep's cells run: worker processes on this machine (``local``) or Ray tasks (``ray``).
+
+Both call :func:`harness.sweep.cells.run_cell` on each cell not finished yet; each cell
+writes its own run directory under ``--out`` (on a multi-node cluster ``--out`` must be a
+path every node sees: a shared file system). A worker that dies mid-cell is replaced and
+its cell run again, which resumes from the cell's own records (:mod:`harness.sweep.cells`):
+
+- ``local``: a spawned ``ProcessPoolExecutor``; when a worker dies the pool breaks, the
+  cells it had not reported are run again in a fresh pool (up to ``retries`` times);
+- ``ray``: one task per cell (``num_cpus=1``), ``max_retries`` for a dead worker or node;
+  ``address`` (or ``RAY_ADDRESS``) joins a running cluster (``ray start --head``), else a
+  local Ray instance with ``jobs`` CPUs is started. ``ray`` is imported only here, when used.
+
+The sweep directory holds ``sweep.json`` (the file's text and its cells; a second command
+with a different file on the same directory is refused) and ``outcomes.jsonl`` (a line per
+cell per command).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, Literal
+
+from harness.records.lock import writer_lock
+from harness.sweep.cells import CellOutcome, cell_dir, cell_state, run_cell
+from harness.sweep.spec import Cell, Sweep, SweepError
+
+Backend = Literal["local", "ray"]
+SWEEP_FILE, OUTCOMES_FILE = "sweep.json", "outcomes.jsonl"
+RETRIES = 3
+
+
+def run_sweep(sweep: Sweep, out: Path, *, backend: Backend = "local", jobs: int = 1, address: str | None = None,
+              on_outcome: Callable[[CellOutcome], None] | None = None) -> list[CellOutcome]:
+    """Run every cell of ``sweep`` not finished yet under ``out``; returns one outcome per cell, in the sweep's order."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise SweepError(f"--jobs {jobs!r}: give 1 or more workers")
+    out.mkdir(parents=True, exist_ok=True)
+    with writer_lock(out):  # one driver per sweep directory
+        _record_sweep(sweep, out)
+        outcomes = {c.id: CellOutcome(id=c.id, status="skipped") for c in sweep.cells
+                    if cell_state(cell_dir(out, c), c) == "finished"}
+        todo = [c for c in sweep.cells if c.id not in outcomes]
+        runner = _run_ray(todo, out, jobs, address) if backend == "ray" else _run_local(todo, out, jobs)
+        with (out / OUTCOMES_FILE).open("a", encoding="utf-8") as lines:
+            for outcome in runner:
+                outcomes[outcome.id] = outcome
+                lines.write(outcome.model_dump_json() + "\n")
+                lines.flush()
+                if on_outcome is not None:
+                    on_outcome(outcome)
+    return [outcomes[c.id] for c in sweep.cells if c.id in outcomes]
+
+
+def _record_sweep(sweep: Sweep, out: Path) -> None:
+    path = out / SWEEP_FILE
+    if path.is_file():
+        recorded = Sweep.model_validate_json(path.read_text(encoding="utf-8"))
+        if [c.id for c in recorded.cells] != [c.id for c in sweep.cells]:
+            raise SweepError(f"{out} holds another sweep ({len(recorded.cells)} cells, a different grid): "
+                             "give the same file to resume it, or another --out")
+        return
+    path.write_text(json.dumps(sweep.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+
+
+def read_sweep(out: Path) -> Sweep:
+    """The sweep recorded in ``out/sweep.json``."""
+    path = out / SWEEP_FILE
+    if not path.is_file():
+        raise SweepError(f"{out}: no {SWEEP_FILE} there (not a sweep directory?)")
+    return Sweep.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def _run_local(cells: Sequence[Cell], out: Path, jobs: int, retries: int = RETRIES) -> Iterator[CellOutcome]:
+    """Cells in spawned worker processes; a pool broken by a dead worker is replaced and its unreported cells rerun."""
+    todo = list(cells)
+    for _attempt in range(retries + 1):
+        if not todo:
+            return
+        if jobs == 1 and _attempt == 0 and len(todo) == 1:
+            yield run_cell(todo[0], out)
+            return
+        reported: set[str] = set()
+        pool = ProcessPoolExecutor(max(1, min(jobs, len(todo))), mp_context=multiprocessing.get_context("spawn"))
+        try:
+            futures = {pool.submit(run_cell, cell, out): cell for cell in todo}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    try:
+                        outcome = future.result()
+                    except BrokenProcessPool:
+                        continue  # a worker died: this cell runs again in a fresh pool
+                    reported.add(outcome.id)
+                    yield outcome
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        todo = [cell for cell in todo if cell.id not in reported]
+    for cell in todo:
+        yield CellOutcome(id=cell.id, status="failed", error=f"its worker died {retries + 1} times; resume the sweep to retry")
+
+
+def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None) -> Iterator[CellOutcome]:
+    """One Ray task per cell; Ray reruns a task whose worker or node died (``max_retries``)."""
+    import ray  # noqa: PLC0415 - only the Ray backend needs it
+
+    address = address or os.environ.get("RAY_ADDRESS")
+    started_here = not ray.is_initialized()
+    if started_here:
+        settings: dict[str, Any] = {"address": address} if address else {"num_cpus": jobs, "include_dashboard": False}
+        ray.init(**settings, log_to_driver=False, configure_logging=False)
+    try:
+        task = ray.remote(num_cpus=1, max_retries=RETRIES)(run_cell)
+        refs = {task.remote(cell, str(out.resolve())): cell for cell in cells}
+        pending = list(refs)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                cell = refs[ref]
+                try:
+                    yield ray.get(ref)
+                except ray.exceptions.RayError as error:
+                    yield CellOutcome(id=cell.id, status="failed", error=f"{type(error).__name__}: {str(error)[:300]}")
+    finally:
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,104 @@
+"""One cell of a sweep: an ordinary run directory, written by ``arena bench paper``'s or ``arena run``'s own code.
+
+A bench cell is :func:`harness.bench.paper_run.run_bench_paper` on a one-pair plan
+(``arena bench paper --resume`` reads it); a model cell is
+:func:`harness.runs.llm_run.run_llm` (``arena replay``, ``rerun``, ``compare`` and
+``run --resume`` read it). A cell is *finished* when its own record says so (the bench
+manifest's status ``complete``; a model run's ``metrics.json`` with nothing stopped),
+and then skipped. A cell left half-way (its process killed, a node lost) is resumed by
+the same code: a model run from its ledger (``games.jsonl``: no game lost or counted
+twice); a bench pair is played again from its seeds (its one result line is written only
+when the pair has finished, so it is never counted twice).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.bench.paper_run import read_results, run_bench_paper
+from harness.records.commitment import SALT_FILE
+from harness.records.lock import LOCK_FILE
+from harness.runs.llm_config import METRICS_FILE
+from harness.runs.llm_run import run_llm
+from harness.sweep.spec import Cell
+
+CELLS_DIR = "cells"
+
+
+class CellOutcome(BaseModel):
+    """What running a cell came to (the run directory holds the rest)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    status: Literal["ok", "failed", "skipped"]  # skipped: finished before this sweep command
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def cell_dir(out: Path, cell: Cell) -> Path:
+    """Where ``cell``'s run directory lies under the sweep's ``--out``."""
+    return out / CELLS_DIR / cell.id
+
+
+def cell_state(run_dir: Path, cell: Cell) -> Literal["new", "partial", "finished"]:
+    """Whether ``cell``'s run has not started, stopped half-way, or finished (by its own records)."""
+    manifest = run_dir / "manifest.json"
+    if not manifest.is_file():
+        return "new"
+    if cell.kind == "bench":
+        status = json.loads(manifest.read_text(encoding="utf-8")).get("status")
+        return "finished" if status == "complete" else "partial"
+    metrics = run_dir / METRICS_FILE
+    if metrics.is_file() and json.loads(metrics.read_text(encoding="utf-8")).get("stopped") is None:
+        return "finished"
+    return "partial"
+
+
+def run_cell(cell: Cell, out: str | Path) -> CellOutcome:
+    """Run ``cell`` under ``out`` (skip it when finished, resume it when half-way); a failure is returned, not raised."""
+    run_dir = cell_dir(Path(out), cell)
+    state = cell_state(run_dir, cell)
+    if state == "finished":
+        return CellOutcome(id=cell.id, status="skipped")
+    if state == "new" and run_dir.exists():
+        _clear_unstarted(run_dir)
+    started = time.perf_counter()
+    try:
+        if cell.kind == "bench":
+            assert cell.plan is not None
+            results = run_bench_paper(cell.plan, run_dir, 1, command=f"arena sweep run (cell {cell.id})", resume=state == "partial")
+            failed = [r.error or "failed" for r in results if r.status != "ok"]
+            if failed:
+                return CellOutcome(id=cell.id, status="failed", error=failed[0], seconds=time.perf_counter() - started)
+        else:
+            assert cell.config is not None
+            if state == "partial":
+                run_llm(resume=run_dir)
+            else:
+                run_llm(cell.config, out=run_dir.parent, run_id=run_dir.name)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as error:  # noqa: BLE001 - one cell's failure is recorded; the other cells go on
+        return CellOutcome(id=cell.id, status="failed", error=f"{type(error).__name__}: {error}",
+                           seconds=time.perf_counter() - started)
+    return CellOutcome(id=cell.id, status="ok", seconds=time.perf_counter() - started)
+
+
+def bench_ok(run_dir: Path) -> bool:
+    """Whether a bench cell's pair finished ``ok`` (a failed pair is a finished cell too, reported as failed)."""
+    return all(r.status == "ok" for r in read_results(run_dir).values())
+
+
+def _clear_unstarted(run_dir: Path) -> None:
+    """A directory with no manifest holds no game (only a lock file, or a salt written before the manifest): start clean."""
+    leftovers = [p.name for p in run_dir.iterdir() if p.name not in (LOCK_FILE, SALT_FILE)]
+    if leftovers:
+        return  # not ours to delete: the run's own check names the directory
+    shutil.rmtree(run_dir)

@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 from rich import box
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -60,7 +61,7 @@ from harness.bench.paper_run import (
     run_bench_paper,
 )
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
-from harness.cli.console import print_error, stderr_console, stdout_console
+from harness.cli.console import print_error, stacked_tables, stderr_console, stdout_console
 from harness.cli.options import PluginOption, parse_envs, parse_specs, refuse_newer_schema, use_plugins
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
@@ -242,18 +243,18 @@ def print_summary(summary: PaperSummary, run_dir: Path, plots: Sequence[str]) ->
     console = stdout_console()
     for agent in summary.plan.agents:
         columns, rows = per_env_rows(summary, agent)
-        console.print(_table(f"Per environment: {agent}, W/D/L %", columns, rows))
+        _print_table(console, f"Per environment: {agent}, W/D/L %", columns, rows)
         columns, rows = convergence_rows(summary, agent)
-        console.print(_table(f"Convergence of {agent}: win % at each checkpoint (@ games played)", columns, rows))
+        _print_table(console, f"Convergence of {agent}: win % at each checkpoint (@ games played)", columns, rows)
     columns, rows = condition_rows(summary, "win")
-    console.print(_table("Per condition: win rate % (mean ± std over layouts)", columns, rows, sections=_first_column))
+    _print_table(console, "Per condition: win rate % (mean ± std over layouts)", columns, rows, labels=3)
     if has_held_out(summary.plan):
-        console.print(_table("Generalisation: win % on the published 56 vs held-out environments [95% CI] (games)",
-                             GAP_COLUMNS, gap_rows(summary.plan, summary.pairs), sections=_first_column))
+        _print_table(console, "Generalisation: win % on the published 56 vs held-out environments [95% CI] (games)",
+                     GAP_COLUMNS, gap_rows(summary.plan, summary.pairs))
     if beliefs := belief_rows(summary):
-        console.print(_table("Beliefs about K at the end of adaptation", BELIEF_COLUMNS, beliefs, sections=None))
-    console.print(_table("Budget and time (seconds: mean per environment)", COST_COLUMNS, cost_rows(summary),
-                         sections=None, labels=1))
+        _print_table(console, "Beliefs about K at the end of adaptation", BELIEF_COLUMNS, beliefs, sections=None)
+    _print_table(console, "Budget and time (seconds: mean per environment)", COST_COLUMNS, cost_rows(summary),
+                 sections=None, labels=1)
     console.print(Text("Targets (issue 5)", style="bold"))
     for check in summary.checks:
         style = {True: "green", False: "bold red", None: "yellow"}[check.passed]
@@ -271,15 +272,29 @@ def _first_column(row: Sequence[str]) -> bool:
     return bool(row[0])
 
 
+def _print_table(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
+                 sections: Callable[[Sequence[str]], bool] | None = _first_column, labels: int = 2) -> None:
+    """The table, or (too wide for the terminal) its figure columns over stacked tables: no name or figure is cut."""
+    def build(figures: Sequence[int]) -> Table:
+        return _table(title, columns, rows, sections, labels, figures)
+
+    for table in stacked_tables(build, len(columns) - labels, console):
+        console.print(table)
+
+
 def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
-           sections: Callable[[Sequence[str]], bool] | None = _first_column, labels: int = 2) -> Table:
-    """A table with left-aligned label columns, right-aligned figures, a section line before each new condition."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for index, column in enumerate(columns):
-        label = index < labels  # labels wrap but keep a readable width; figures stay on one line
-        table.add_column(column, justify="left" if label else "right", no_wrap=not label, min_width=8 if label else None)
+           sections: Callable[[Sequence[str]], bool] | None = _first_column, labels: int = 2,
+           figures: Sequence[int] | None = None) -> Table:
+    """A table with left-aligned label columns (never cut: agents' names), right-aligned figures, a section line before
+    each new condition. ``figures``: which of the figure columns (counted after the labels) to show; all by default."""
+    every = range(len(columns) - labels)
+    shown = [*range(labels), *(labels + index for index in (every if figures is None else figures))]
+    part = "" if len(shown) == len(columns) else f" (columns {', '.join(columns[i] for i in shown[labels:])})"
+    table = Table(title=title + part, box=box.SIMPLE_HEAD, title_justify="left")
+    for index in shown:
+        table.add_column(columns[index], justify="left" if index < labels else "right", no_wrap=True)
     for index, row in enumerate(rows):
         if sections is not None and index and sections(row):
             table.add_section()
-        table.add_row(*row)
+        table.add_row(*(row[i] for i in shown))
     return table

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -26,7 +26,6 @@ def print_error(message: str) -> None:
     stderr_console().print(Text(f"error: {message}", style="bold red"), soft_wrap=True)
 
 
-
 def add_name_column(table: Table, header: str, **options: Any) -> None:
     """A column of names (agents, environments, models): a name is never cut to '…' (it folds if it must)."""
     table.add_column(header, overflow="fold", min_width=max(3, min(len(header), 12)), **options)
@@ -36,8 +35,28 @@ def fitting_table(build: Callable[[Callable[[str], str]], Table], names: Iterabl
     """``build(label)``'s table with every name whole when it fits the console's width; otherwise with the names as
     #1, #2, ... and a legend (one line a name, printed soft-wrapped: never cut). ``label`` maps a name to its cell."""
     table = build(lambda name: name)
-    if Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width:
+    if fits(table, console):
         return table, []
     short = {name: f"#{number}" for number, name in enumerate(dict.fromkeys(names), 1)}
     legend = [Text(f"{label} = {name}") for name, label in short.items()]
     return build(lambda name: short.get(name, name)), legend
+
+
+def fits(table: Table, console: Console) -> bool:
+    """Whether ``table`` prints within the console's width with no column squeezed."""
+    return Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width
+
+
+def stacked_tables(build: Callable[[Sequence[int]], Table], columns: int, console: Console) -> list[Table]:
+    """``build(indexes)``'s table with all ``columns`` figure columns when it fits the console's width; otherwise
+    the columns split, in order, over as few stacked tables as fit (each built with the label columns again), so
+    that no figure or name is cut. A single column too wide alone still gets a table of its own."""
+    everything = list(range(columns))
+    if fits(build(everything), console):
+        return [build(everything)]
+    groups: list[list[int]] = [[]]
+    for index in everything:
+        if groups[-1] and not fits(build([*groups[-1], index]), console):
+            groups.append([])
+        groups[-1].append(index)
+    return [build(group) for group in groups]

@@ -158,3 +158,29 @@ def test_redraw_refuses_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
         manifest = {"schema_version": SCHEMA, "kind": "bench-paper", "plan": _plan().model_dump(mode="json")}
         (tmp_path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
         redraw_figures(tmp_path)
+
+
+def test_the_summary_tables_at_80_columns_cut_no_name_and_no_figure(monkeypatch) -> None:
+    """Too wide for 80 columns, a table's figure columns go over stacked tables (issue 16): every agent and
+    opponent name and every cell is printed whole."""
+    import io
+
+    from rich.console import Console
+
+    from harness.cli import bench_paper
+
+    plan = _plan()
+    summary = summarise(plan, _results(plan), paper_table2=None)
+    out = io.StringIO()
+    monkeypatch.setattr(bench_paper, "stdout_console", lambda: Console(width=80, file=out, no_color=True))
+    bench_paper.print_summary(summary, Path("run"), [])
+    text = out.getvalue()
+    assert "…" not in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    lines = text.splitlines()
+    for name in (*plan.agents, *(o.label for o in plan.opponents)):
+        assert any(name in line for line in lines), name
+    headers = [line for line in lines if line.strip().startswith("C ") and "agent" in line and "envs" in line]
+    assert len(headers) > 1  # the per-condition table is stacked at this width
+    shown = {label.rstrip("*") for line in headers for label in line.split()} & {o.label for o in plan.opponents}
+    assert shown == {o.label for o in plan.opponents}  # every opponent's column is in one of the stacked parts

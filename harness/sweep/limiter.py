@@ -4,7 +4,8 @@ A model cell of a provider named under ``[limits."PROVIDER"]`` (the model name's
 before ``/``) has its ``api_base`` pointed at that provider's proxy; the proxy forwards
 each request to the cell's own ``api_base`` (the upstream) once the shared limits allow:
 ``requests_per_minute`` (at most that many in any 60 seconds: a sliding window),
-``tokens_per_minute`` (a token bucket holding a minute's worth, charged from each reply's ``usage``) and ``concurrency`` (requests in flight).
+``tokens_per_minute`` (a token bucket holding a minute's worth, charged from each reply's
+``usage``) and ``concurrency`` (requests in flight).
 All workers of the sweep, whatever process or node they run in, meet the same buckets,
 because there is one proxy per provider: on the local backend a thread of the driver, on
 Ray a Ray actor (reached at its node's address). The model client's own retries and
@@ -19,9 +20,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import deque
 import urllib.error
 import urllib.request
+from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any

@@ -52,5 +52,5 @@ def speed_table(rows: list[Speed], seconds: float) -> Table:
         verdict = "" if target is None else f">= {target:,} {'met' if row.steps_per_second >= target else 'NOT met'}"
         ratio = row.steps_per_second / bare[row.env_id] if bare.get(row.env_id) else float("nan")
         table.add_row(str(row.env_id), row.face, f"{row.steps_per_second:,.0f}", f"{row.games_per_second:,.0f}",
-                      f"{ratio:.2f}", verdict, row.note)
+                      f"{ratio:.2g}", verdict, row.note)
     return table

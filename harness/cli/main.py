@@ -31,6 +31,7 @@ from engine.suite import SuiteError
 from harness.cli import (
     agents,
     bench,
+    bench_az,
     bench_cwm,
     bench_env,
     bench_league,
@@ -163,6 +164,7 @@ _register(bench_app, "replot", bench_replot.replot)
 _register(bench_app, "sandbox", bench_sandbox.sandbox)
 _register(bench_app, "cwm", bench_cwm.cwm)
 _register(bench_app, "league", bench_league.league_command)
+_register(bench_app, "az", bench_az.az_command)
 _register(bench_app, "env", bench_env.env)
 _register(bench_app, "view", view_cli.bench_view_command)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet, 'train ppo' PPO-2K.", no_args_is_help=True)

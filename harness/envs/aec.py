@@ -29,6 +29,7 @@ from harness.envs.single import SingleGame, mask_space, planes_space
 
 AGENTS = list(COLOUR_NAMES)  # ["black", "white"]
 RENDER_MODES = ("ansi", "rgb_array")
+_COLOUR = {name: colour for colour, name in enumerate(AGENTS)}
 
 
 class OthelloAEC(AECEnv[str, dict[str, np.ndarray], int]):
@@ -90,7 +91,7 @@ class OthelloAEC(AECEnv[str, dict[str, np.ndarray], int]):
         self.agent_selection = AGENTS[self._game.to_move]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        colour = AGENTS.index(agent)
+        colour = _COLOUR[agent]
         acting = colour == self._game.to_move and not self._game.over
         mask = self._game.mask() if acting else np.zeros(self.layout.cells, dtype=np.int8)
         return {"observation": self._game.planes(colour), "action_mask": mask}
@@ -105,13 +106,11 @@ class OthelloAEC(AECEnv[str, dict[str, np.ndarray], int]):
             raise ValueError(self._game.illegal_reason(action))
         self._cumulative_rewards[agent] = 0.0
         finished = self._game.play(int(action))
-        if finished:
+        if finished:  # rewards are 0 until the last move (reset() set them so)
             rewards = self._game.rewards or (0, 0)
             for index, name in enumerate(AGENTS):
                 self.rewards[name] = float(rewards[index])
                 self.terminations[name] = True
-        else:
-            self.rewards = {name: 0.0 for name in AGENTS}
         self.agent_selection = AGENTS[self._game.to_move]
         self._accumulate_rewards()
 

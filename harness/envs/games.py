@@ -92,6 +92,14 @@ class GameArrays:
         chunks = max(1, min(worker_threads(), n // MIN_GAMES_PER_THREAD)) if parallel else 1
         edges = np.linspace(0, n, chunks + 1).astype(int)
         self._ranges = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
+        # The kernels' arguments, built once: the arrays are changed in place, never replaced.
+        flat_planes = self.planes.reshape(n, 3, -1)
+        self._reset_args = (self.own, self.opp, self.colour, self.placed, self.plies, self.legal, flat_planes, self.masks,
+                            self._black0, self._white0, self._obstacles, *self._limit, self._geo)
+        self._step_args = (self.own, self.opp, self.colour, self.placed, self.plies, self.legal, flat_planes, self.masks,
+                           self.history, self._actions, self.status, self.actor, self.black_out, self.white_out,
+                           self._black0, self._white0, self._obstacles, self._restart, *self._limit, self._geo)
+        self._result = StepResult(self.status, self.actor, self.black_out, self.white_out)
         self.reset()
 
     def _run(self, kernel: Callable[..., Any], *args: Any) -> None:
@@ -105,20 +113,19 @@ class GameArrays:
     def reset(self) -> None:
         """Every game to the initial position, black to move."""
         self.status[:] = batch.RUNNING
-        self._run(batch.reset_games, self.own, self.opp, self.colour, self.placed, self.plies, self.legal, self._flat_planes, self.masks,
-                    self._black0, self._white0, self._obstacles, *self._limit, self._geo)
+        self._run(batch.reset_games, *self._reset_args)
 
-    @property
-    def _flat_planes(self) -> np.ndarray:
-        return self.planes.reshape(self.n, 3, -1)
+    def step(self, actions: np.ndarray | int) -> StepResult:
+        """One placement per game (flat indices); an illegal one changes nothing and is reported as ILLEGAL.
 
-    def step(self, actions: np.ndarray) -> StepResult:
-        """One placement per game (flat indices); an illegal one changes nothing and is reported as ILLEGAL."""
+        The result's arrays are this object's own, overwritten by the next step.
+        """
         self._actions[:] = actions
-        self._run(batch.step_games, self.own, self.opp, self.colour, self.placed, self.plies, self.legal, self._flat_planes, self.masks,
-                   self.history, self._actions, self.status, self.actor, self.black_out, self.white_out,
-                   self._black0, self._white0, self._obstacles, self._restart, *self._limit, self._geo)
-        return StepResult(self.status, self.actor, self.black_out, self.white_out)
+        if len(self._ranges) == 1:
+            batch.step_games(0, self.n, *self._step_args)
+        else:
+            self._run(batch.step_games, *self._step_args)
+        return self._result
 
     def moves(self, game: int) -> list[int]:
         """Game ``game``'s moves so far (after a step that finished it: the finished game's), PASS = -1."""

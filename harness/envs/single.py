@@ -38,7 +38,6 @@ class SingleGame:
         self.source = source
         self.rules = source.rules
         self._arrays = GameArrays(source.rules, 1, parallel=False, restart=False)
-        self._action = np.zeros(1, dtype=np.int64)
         self.rewards: tuple[int, int] | None = None
         self.started = False
 
@@ -75,8 +74,7 @@ class SingleGame:
         """The mover places at ``action`` (a flat index); True when that ended the game (then scored)."""
         if self.over:
             raise IllegalMoveError("the game is over: reset() starts the next one")
-        self._action[0] = action
-        result = self._arrays.step(self._action)
+        result = self._arrays.step(action)
         status = int(result.status[0])
         if status == batch.ILLEGAL:
             raise IllegalMoveError(self.illegal_reason(action))

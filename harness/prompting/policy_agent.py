@@ -152,10 +152,11 @@ class LlmPolicyAgent(MemoryAgent):
             self._block = (self.memory, memory_block(self.memory, self.config.memory_tokens, self.renderer))
         return self._block[1]
 
-    def messages(self, obs: Observation) -> list[dict[str, Any]]:
-        """System and move prompts for ``obs`` (the memory fitted to its token budget)."""
+    def messages(self, obs: Observation, wave_game: dict[str, int] | None = None) -> list[dict[str, Any]]:
+        """System and move prompts for ``obs`` (the memory fitted to its token budget; ``wave_game``: see move_context)."""
         block = self.memory_block()
-        context = move_context(obs, block.view, len(self.memory.games), self.budget, self.config.show_legal, self.config.answer_format)
+        context = move_context(obs, block.view, len(self.memory.games), self.budget, self.config.show_legal,
+                               self.config.answer_format, wave_game=wave_game)
         move = self.renderer.render_reusing("move", {"memory": block.text}, **context)
         return [{"role": "system", "content": self.system.text}, {"role": "user", "content": move.text}]
 
@@ -194,9 +195,12 @@ class LlmPolicyAgent(MemoryAgent):
     def decider(self, phase: str, game_index: int) -> Callable[[Observation], Any]:
         """An async decider for one game (pass its decisions to :meth:`report_calls` afterwards)."""
         asker = self.asker(phase, game_index)
+        wave = wave_of(game_index, self.config.wave, self.budget, self.config.checkpoints) if phase == "adapt" else None
+        wave_game = None if wave is None or wave.end - wave.start < 2 else {
+            "number": game_index - wave.start + 1, "size": wave.end - wave.start}  # the games of a wave differ by it
 
         async def decide(obs: Observation) -> MoveDecision:
-            return await asker.decide(obs, self.messages(obs))
+            return await asker.decide(obs, self.messages(obs, wave_game))
 
         decide.name = self.name  # type: ignore[attr-defined]
         return decide

@@ -320,8 +320,10 @@ def system_context(rules: Rules, hint_level: str, budget: int) -> dict[str, Any]
 def move_context(
     obs: Observation, memory: MemoryView, games_played: int, budget: int,
     show_legal: bool = True, answer_format: str = "line", feedback: str | None = None,
+    wave_game: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Context of ``move.j2`` for one observation; ``show_legal=False`` hides the legal moves."""
+    """Context of ``move.j2`` for one observation; ``show_legal=False`` hides the legal moves; ``wave_game``:
+    ``{number, size}`` of an adaptation game in a wave of several (None otherwise)."""
     if answer_format not in ANSWER_FORMATS:
         raise PromptError(f"answer format {answer_format!r}: choose one of {', '.join(ANSWER_FORMATS)}")
     state, layout = obs.state, obs.rules.layout
@@ -332,7 +334,7 @@ def move_context(
         "board": board_text(obs.rules, state, obs.colour),
         "own": own, "opp": opp, "empty": layout.playable_mask.bit_count() - own - opp,
         "legal_moves": _moves_text(obs.legal_moves, layout) if show_legal else None,  # the observation's: not computed again
-        "answer_format": answer_format, "feedback": feedback,
+        "answer_format": answer_format, "feedback": feedback, "wave_game": wave_game,
     }
 
 

@@ -11,6 +11,9 @@ its cell run again, which resumes from the cell's own records (:mod:`harness.swe
   ``address`` (or ``RAY_ADDRESS``) joins a running cluster (``ray start --head``), else a
   local Ray instance with ``jobs`` CPUs is started. ``ray`` is imported only here, when used.
 
+Model calls of a provider named under ``[limits]`` go through one limiting proxy for the
+whole sweep (:mod:`harness.sweep.limiter`): a thread of this driver (local) or a Ray actor.
+
 The sweep directory holds ``sweep.json`` (the file's text and its cells; a second command
 with a different file on the same directory is refused) and ``outcomes.jsonl`` (a line per
 cell per command).
@@ -28,8 +31,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.records.lock import writer_lock
-from harness.sweep.cells import CellOutcome, cell_dir, cell_state, run_cell
-from harness.sweep.spec import Cell, Sweep, SweepError
+from harness.sweep.cells import CellOutcome, cell_dir, cell_state, provider, run_cell
+from harness.sweep.limiter import Limiter, LimitingProxy, ProxyActor
+from harness.sweep.spec import Cell, ProviderLimits, Sweep, SweepError
 
 Backend = Literal["local", "ray"]
 SWEEP_FILE, OUTCOMES_FILE = "sweep.json", "outcomes.jsonl"
@@ -47,15 +51,42 @@ def run_sweep(sweep: Sweep, out: Path, *, backend: Backend = "local", jobs: int 
         outcomes = {c.id: CellOutcome(id=c.id, status="skipped") for c in sweep.cells
                     if cell_state(cell_dir(out, c), c) == "finished"}
         todo = [c for c in sweep.cells if c.id not in outcomes]
-        runner = _run_ray(todo, out, jobs, address) if backend == "ray" else _run_local(todo, out, jobs)
-        with (out / OUTCOMES_FILE).open("a", encoding="utf-8") as lines:
-            for outcome in runner:
-                outcomes[outcome.id] = outcome
-                lines.write(outcome.model_dump_json() + "\n")
-                lines.flush()
-                if on_outcome is not None:
-                    on_outcome(outcome)
+        upstreams = _upstreams(sweep, todo)
+        proxies: list[LimitingProxy] = []
+        try:
+            if backend == "ray":
+                runner = _run_ray(todo, out, jobs, address, upstreams, sweep.file.limits)
+            else:
+                proxies = [LimitingProxy(base, Limiter(sweep.file.limits[name]), port=sweep.file.limits[name].port)
+                           for name, base in upstreams.items()]
+                endpoints = {name: proxy.api_base(base) for proxy, (name, base) in zip(proxies, upstreams.items())}
+                runner = _run_local(todo, out, jobs, endpoints)
+            with (out / OUTCOMES_FILE).open("a", encoding="utf-8") as lines:
+                for outcome in runner:
+                    outcomes[outcome.id] = outcome
+                    lines.write(outcome.model_dump_json() + "\n")
+                    lines.flush()
+                    if on_outcome is not None:
+                        on_outcome(outcome)
+        finally:
+            for proxy in proxies:
+                proxy.stop()
     return [outcomes[c.id] for c in sweep.cells if c.id in outcomes]
+
+
+def _upstreams(sweep: Sweep, cells: Sequence[Cell]) -> dict[str, str]:
+    """Provider -> the upstream ``api_base`` its limited cells call (one endpoint per provider)."""
+    upstreams: dict[str, str] = {}
+    for cell in cells:
+        if cell.config is None or provider(cell.config.model) not in sweep.file.limits:
+            continue
+        name, base = provider(cell.config.model), cell.config.model_options.api_base
+        if base is None:
+            raise SweepError(f"limits.{name}: the limiter forwards to the models' endpoint: give their api_base "
+                             f"(options = {{ model_options = {{ api_base = \"https://...\" }} }})")
+        if upstreams.setdefault(name, base) != base:
+            raise SweepError(f"limits.{name}: its models call two endpoints ({upstreams[name]}, {base}); give one")
+    return upstreams
 
 
 def _record_sweep(sweep: Sweep, out: Path) -> None:
@@ -77,19 +108,20 @@ def read_sweep(out: Path) -> Sweep:
     return Sweep.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-def _run_local(cells: Sequence[Cell], out: Path, jobs: int, retries: int = RETRIES) -> Iterator[CellOutcome]:
+def _run_local(cells: Sequence[Cell], out: Path, jobs: int, endpoints: dict[str, str],
+               retries: int = RETRIES) -> Iterator[CellOutcome]:
     """Cells in spawned worker processes; a pool broken by a dead worker is replaced and its unreported cells rerun."""
     todo = list(cells)
     for _attempt in range(retries + 1):
         if not todo:
             return
         if jobs == 1 and _attempt == 0 and len(todo) == 1:
-            yield run_cell(todo[0], out)
+            yield run_cell(todo[0], out, endpoints)
             return
         reported: set[str] = set()
         pool = ProcessPoolExecutor(max(1, min(jobs, len(todo))), mp_context=multiprocessing.get_context("spawn"))
         try:
-            futures = {pool.submit(run_cell, cell, out): cell for cell in todo}
+            futures = {pool.submit(run_cell, cell, out, endpoints): cell for cell in todo}
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -107,8 +139,9 @@ def _run_local(cells: Sequence[Cell], out: Path, jobs: int, retries: int = RETRI
         yield CellOutcome(id=cell.id, status="failed", error=f"its worker died {retries + 1} times; resume the sweep to retry")
 
 
-def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None) -> Iterator[CellOutcome]:
-    """One Ray task per cell; Ray reruns a task whose worker or node died (``max_retries``)."""
+def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None, upstreams: dict[str, str],
+             limits: dict[str, ProviderLimits]) -> Iterator[CellOutcome]:
+    """One Ray task per cell; Ray reruns a task whose worker or node died (``max_retries``); a limiter actor per provider."""
     import ray  # noqa: PLC0415 - only the Ray backend needs it
 
     address = address or os.environ.get("RAY_ADDRESS")
@@ -117,8 +150,12 @@ def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None) -
         settings: dict[str, Any] = {"address": address} if address else {"num_cpus": jobs, "include_dashboard": False}
         ray.init(**settings, log_to_driver=False, configure_logging=False)
     try:
-        task = ray.remote(num_cpus=1, max_retries=RETRIES)(run_cell)
-        refs = {task.remote(cell, str(out.resolve())): cell for cell in cells}
+        host = ray.util.get_node_ip_address()
+        actor_class: Any = ray.remote(num_cpus=0)(ProxyActor)
+        actors = {name: actor_class.remote(base, limits[name], host) for name, base in upstreams.items()}
+        endpoints = {name: ray.get(actor.api_base.remote(upstreams[name])) for name, actor in actors.items()}
+        task: Any = ray.remote(num_cpus=1, max_retries=RETRIES)(run_cell)
+        refs = {task.remote(cell, str(out.resolve()), endpoints): cell for cell in cells}
         pending = list(refs)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.bench.paper_run import read_results, run_bench_paper
 from harness.records.commitment import SALT_FILE
 from harness.records.lock import LOCK_FILE
-from harness.runs.llm_config import METRICS_FILE
+from harness.runs.llm_config import METRICS_FILE, LlmRunConfig
 from harness.runs.llm_run import run_llm
 from harness.sweep.spec import Cell
 
@@ -61,8 +61,11 @@ def cell_state(run_dir: Path, cell: Cell) -> Literal["new", "partial", "finished
     return "partial"
 
 
-def run_cell(cell: Cell, out: str | Path) -> CellOutcome:
-    """Run ``cell`` under ``out`` (skip it when finished, resume it when half-way); a failure is returned, not raised."""
+def run_cell(cell: Cell, out: str | Path, endpoints: dict[str, str] | None = None) -> CellOutcome:
+    """Run ``cell`` under ``out`` (skip it when finished, resume it when half-way); a failure is returned, not raised.
+
+    ``endpoints``: provider -> the ``api_base`` of the sweep's limiting proxy for it (:mod:`harness.sweep.limiter`).
+    """
     run_dir = cell_dir(Path(out), cell)
     state = cell_state(run_dir, cell)
     if state == "finished":
@@ -82,13 +85,27 @@ def run_cell(cell: Cell, out: str | Path) -> CellOutcome:
             if state == "partial":
                 run_llm(resume=run_dir)
             else:
-                run_llm(cell.config, out=run_dir.parent, run_id=run_dir.name)
+                run_llm(limited(cell.config, endpoints or {}), out=run_dir.parent, run_id=run_dir.name)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as error:  # noqa: BLE001 - one cell's failure is recorded; the other cells go on
         return CellOutcome(id=cell.id, status="failed", error=f"{type(error).__name__}: {error}",
                            seconds=time.perf_counter() - started)
     return CellOutcome(id=cell.id, status="ok", seconds=time.perf_counter() - started)
+
+
+def provider(model: str) -> str:
+    """A model's provider: the part of its name before ``/`` (``openai/gpt-4o`` -> ``openai``)."""
+    return model.split("/", 1)[0]
+
+
+def limited(config: LlmRunConfig, endpoints: dict[str, str]) -> LlmRunConfig:
+    """``config`` with its ``api_base`` pointed at its provider's limiting proxy, when the sweep limits that provider."""
+    endpoint = endpoints.get(provider(config.model))
+    if endpoint is None:
+        return config
+    options = config.model_options.model_copy(update={"api_base": endpoint})
+    return config.model_copy(update={"model_options": options})
 
 
 def bench_ok(run_dir: Path) -> bool:

@@ -2,8 +2,9 @@
 
 The runs use mock/random-legal, whose reply follows from each prompt (seeded by its text), so
 two runs whose prompts carry the same memories play the same games whatever order their calls
-were answered in. The interrupt is the operator's SIGINT, sent from the run's own game hook
-once three games of the first wave are written (the other games of the wave are under way).
+were answered in. The interrupt is the operator's SIGINT, sent from the run's own game hook (in process, so it lands
+between two moves) once the first game of a wave of 16 is written, the others still under way
+(mock/flaky-random-legal with no re-asks: games forfeited at different plies).
 """
 
 from __future__ import annotations
@@ -62,23 +63,26 @@ def test_a_wave_of_16_plays_every_budgeted_game_once_and_replays(tmp_path: Path)
 
 
 def test_an_interrupt_in_the_middle_of_a_wave_resumes_without_replaying_a_counted_game(tmp_path: Path) -> None:
-    whole = read_run(run_llm(LlmRunConfig(**WAVE_RUN), out=tmp_path / "whole", run_id="r"))
+    # In process (the hook runs between two moves); failed calls forfeit at once, so the games of a wave end at
+    # different plies and the first is written while the others are still under way.
+    config = LlmRunConfig(**{**WAVE_RUN, "checkpoints": (), "referee": False, "model": "mock/flaky-random-legal",
+                             "max_retries": 0, "backoff_base_s": 0.01})
+    whole = read_run(run_llm(config, out=tmp_path / "whole", run_id="r"))
     written: list[int] = []
 
-    def interrupt_after_three(entry: Any) -> None:
+    def interrupt_after_the_first(entry: Any) -> None:
         written.append(entry.game_index)
-        if entry.phase == "adapt" and len(written) == 3:
+        if entry.phase == "adapt" and len(written) == 1:
             os.kill(os.getpid(), signal.SIGINT)  # the operator's Ctrl-C: no new call or game starts
 
     with pytest.raises(RunInterruptedError):
-        run_llm(LlmRunConfig(**WAVE_RUN), out=tmp_path / "cut", run_id="r", on_game=interrupt_after_three)
+        run_llm(config, out=tmp_path / "cut", run_id="r", on_game=interrupt_after_the_first)
     cut = read_run(tmp_path / "cut" / "r")
     kept = [g.game_index for g in cut.adapt_games]
-    assert 3 <= len(kept) < 10 and kept == list(range(len(kept)))  # stopped inside the first wave (games 0-9)
+    assert 1 <= len(kept) < 16 and kept == list(range(len(kept)))  # stopped inside the first wave (games 0-15)
     resumed = read_run(run_llm(resume=tmp_path / "cut" / "r"))
     _check_waves(resumed, 16)
     assert [(g.phase, g.game_index, g.moves) for g in resumed.games] == [(g.phase, g.game_index, g.moves) for g in whole.games]
-    counted = {g.game_index for g in cut.adapt_games}
     first_calls = {c.game_index: c.call_index for c in reversed(resumed.calls) if c.phase == "adapt" and c.game_index is not None}
-    replayed = [i for i in counted if first_calls[i] >= len(cut.calls)]
+    replayed = [i for i in kept if first_calls[i] >= len(cut.calls)]
     assert not replayed, f"counted games {replayed} were played again after the resume"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import select
 import subprocess
 import sys
 import urllib.request
@@ -90,6 +91,10 @@ def test_loading_the_plugin_imports_neither_litellm_nor_the_harness():
 def test_arena_stub_server_by_hand_answers_a_legal_move_then_stops():
     command = [sys.executable, "-m", "harness.cli.main", "stub-server", "--requests", "1", "--faults", "0"]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as server:
+        started, _, _ = select.select([server.stdout], [], [], 120)  # a server that never starts fails, not hangs
+        if not started:
+            server.kill()
+            pytest.fail(f"arena stub-server printed nothing in 120 s: {server.communicate()[1][-2000:]}")
         first = server.stdout.readline()
         url = first.split("listening on ", 1)[1].split(" ", 1)[0]
         body = json.dumps({"model": "stub-model", "messages": [{"role": "user", "content": "Legal moves: c4, f5"}]})

@@ -241,11 +241,15 @@ def make_paper_plan(
     env_ids: Sequence[EnvKey] | None = None, agents: Sequence[str] | None = None, *, budget: int | None = None,
     games: int | None = None, checkpoint_games: int | None = None, seed: int = 0, quick: bool = False,
     paper_mcts: bool = True, held_out: Sequence[EnvKey] = (), dry_run: bool = False,
+    opponents: Sequence[str] | None = None,
 ) -> PaperPlan:
     """A checked plan; settings left as None take the full (or ``quick``) defaults.
 
     ``dry_run``: a model agent asking a real model is checked by its spec only (its
     parameters), not built: a plan is estimated with no key and no network.
+
+    ``opponents``: evaluation opponent specs instead of the paper's (checked here; labelled as
+    the paper's columns where they are the paper's opponents, e.g. ``mcts:n=100`` -> MCTS-100).
 
     ``held_out``: environments outside the 56 (``--suite``'s entries), played after
     ``env_ids`` and compared with them in the report's generalisation table.
@@ -272,11 +276,28 @@ def make_paper_plan(
         raise
     except Exception as error:  # noqa: BLE001 - e.g. a missing weights file: a one-line error, not a traceback
         raise AgentSpecError(f"an agent of --agents cannot be built: {type(error).__name__}: {error}") from None
-    opponents, missing = paper_opponents(paper_mcts)
-    opponents, missing = _ppo_for_budget(opponents, missing, budget)
+    if opponents is None:
+        chosen, missing = _ppo_for_budget(*paper_opponents(paper_mcts), budget)
+    else:
+        chosen, missing = given_opponents(opponents, ids[0]), ()
     return PaperPlan(env_ids=ids, agents=specs, budget=budget, games=games, checkpoint_games=checkpoint_games,
-                     checkpoints=checkpoints_for(budget), opponents=opponents, seed=seed, quick=quick,
+                     checkpoints=checkpoints_for(budget), opponents=chosen, seed=seed, quick=quick,
                      missing_opponents=missing)
+
+
+def given_opponents(specs: Sequence[str], env_id: EnvKey) -> tuple[Opponent, ...]:
+    """``--opponents``: each spec checked (built once on ``env_id``), labelled, and listed once."""
+    if not specs:
+        raise TournamentError("--opponents: give at least one opponent spec (`arena agents` lists them)")
+    chosen: dict[str, Opponent] = {}
+    for spec in specs:
+        canonical = canonical_spec(spec)
+        check_agents([canonical], env_id)
+        label = opponent_label(canonical)
+        if label in chosen:
+            raise TournamentError(f"--opponents: {spec!r} is listed twice (as {label})")
+        chosen[label] = Opponent(label=label, spec=canonical, privileged=is_privileged(canonical))
+    return tuple(chosen.values())
 
 
 def calls_a_model(spec: str) -> bool:

@@ -87,6 +87,11 @@ def paper(
         "--agents", metavar="SPEC", show_default=False,
         help=f"Adaptive agent, one spec per flag; repeat the flag (default: {' '.join(DEFAULT_AGENTS)}).",
     )] = None,
+    opponents: Annotated[list[str] | None, typer.Option(
+        "--opponents", metavar="SPEC", show_default=False,
+        help="Evaluation opponents instead of the paper's (Random, PosNet, PPO-2K, MCTS-30/50/100), one spec per flag; "
+             "repeat the flag (commas inside a spec never split it). Checkpoints play those labelled Random and MCTS-100.",
+    )] = None,
     budget: Annotated[int | None, typer.Option(
         "--budget", show_default=False,
         help=f"Games each agent may play per environment (default {FULL['budget']}; --quick {QUICK['budget']}).",
@@ -136,7 +141,7 @@ def paper(
     if jobs < 1:
         raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
     plugin_words = use_plugins(plugin)  # with --resume too: the plugins are code, not settings the manifest holds
-    given = {"--envs": envs, "--suite": suite, "--agents": agents, "--budget": budget, "--games": games,
+    given = {"--envs": envs, "--suite": suite, "--agents": agents, "--opponents": opponents, "--budget": budget, "--games": games,
              "--checkpoint-games": checkpoint_games, "--seed": seed, "--out": out,
              "--quick": quick or None, "--paper-mcts/--standard-mcts": paper_mcts, "--in-process": in_process or None}
     if dry_run and resume is not None:
@@ -149,7 +154,7 @@ def paper(
         refuse_newer_schema(resume / "manifest.json", SCHEMA)
         plan, run_dir = read_plan(resume), resume
     else:
-        plan = _plan(envs, suite, agents, budget, games, checkpoint_games, seed, quick, paper_mcts, dry_run)
+        plan = _plan(envs, suite, agents, budget, games, checkpoint_games, seed, quick, paper_mcts, dry_run, opponents)
         plan = plan.model_copy(update={"referee": not in_process})
         if dry_run:
             _dry_run(plan, jobs)
@@ -208,7 +213,7 @@ def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: 
 
 def _plan(envs: str | None, suite: str | None, agents: list[str] | None, budget: int | None, games: int | None,
           checkpoint_games: int | None, seed: int | None, quick: bool, paper_mcts: bool | None,
-          dry_run: bool = False) -> PaperPlan:
+          dry_run: bool = False, opponents: list[str] | None = None) -> PaperPlan:
     for name, value in (("--budget", budget), ("--games", games), ("--checkpoint-games", checkpoint_games)):
         if value is not None and value < 1:
             raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
@@ -219,6 +224,7 @@ def _plan(envs: str | None, suite: str | None, agents: list[str] | None, budget:
         budget=budget, games=games, checkpoint_games=checkpoint_games, seed=seed or 0, quick=quick,
         paper_mcts=True if paper_mcts is None else paper_mcts,
         held_out=_suite_keys(suite) if suite is not None else (), dry_run=dry_run,
+        opponents=parse_specs(opponents, "--opponents") if opponents is not None else None,
     )
 
 

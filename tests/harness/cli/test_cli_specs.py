@@ -119,3 +119,28 @@ def test_bench_paper_agent_errors_name_the_spec_and_the_parameter(invoke, user_e
                       "--out", tmp_path / "b"),
                "--agents 'adaptive-minimax:population=4,nope=1'", "no parameter 'nope=1'")
     assert not (tmp_path / "b").exists()
+
+
+def test_bench_paper_takes_repeated_opponents_with_commas_instead_of_the_papers(invoke, tmp_path, monkeypatch):
+    seen = {}
+
+    def stop(plan, run_dir, jobs, command, **kwargs):
+        seen["opponents"], seen["command"] = [(o.label, o.spec, o.privileged) for o in plan.opponents], command
+        raise typer.Exit(0)
+
+    monkeypatch.setattr(bench_paper, "run_bench_paper", stop)
+    result = invoke("bench", "paper", "--envs", "0", "--agents", "interval", "--opponents", "random",
+                    "--opponents", "mcts:n=100,c=1.0", "--opponents", "minimax:depth=1", "--jobs", "1", "--out", tmp_path / "b")
+    assert result.exit_code == 0, result.output
+    assert [label for label, _, _ in seen["opponents"]] == ["Random", "MCTS-100", "minimax:depth=1"]
+    assert [privileged for _, _, privileged in seen["opponents"]] == [False, True, False]
+    assert "--opponents random --opponents mcts:n=100,c=1.0 --opponents minimax:depth=1" in seen["command"]
+
+
+def test_bench_paper_opponent_errors_name_the_spec_and_the_parameter(invoke, user_error, tmp_path):
+    user_error(invoke("bench", "paper", "--envs", "0", "--agents", "interval", "--opponents", "mcts:n=30,nope=1",
+                      "--out", tmp_path / "b"),
+               "--opponents 'mcts:n=30,nope=1'", "no parameter 'nope=1'")
+    user_error(invoke("bench", "paper", "--envs", "0", "--agents", "interval", "--opponents", "random",
+                      "--opponents", "random", "--out", tmp_path / "b"), "--opponents: 'random' is listed twice")
+    assert not (tmp_path / "b").exists()

@@ -101,6 +101,9 @@ class CwmConfig:
             raise ValueError("cwm: depth and max_nodes >= 1, leaf_playouts >= 0")
 
 
+FAILING_TESTS_KEPT, FAILING_TEST_CHARS = 5, 300  # per program version in agent.json: the first failures, cut
+
+
 class CwmAgent(MemoryAgent):
     """A code world model, refined against the agent's games and planned on by MCTS; see the module docstring."""
 
@@ -266,6 +269,7 @@ class CwmAgent(MemoryAgent):
             "test_transition": min(transitions) if transitions else None,
             "test_transition_random": held_random.transition if held_random else None,
             "test_outcome": held_games.outcome if held_games else None, "tests": candidate.score.total,
+            "failing_tests": [failure.describe(FAILING_TEST_CHARS) for failure in candidate.score.failures[:FAILING_TESTS_KEPT]],
         })
 
     # ------------------------------------------------------------------ play

@@ -44,6 +44,8 @@ def test_cwm_adapts_and_its_reward_code_holds_the_true_k(sandbox_ready, family):
         assert agent.best is not None and agent.best.score.all_passed
         assert 1 <= len(calls) == agent.synth.calls <= 5 and all(c["failure_kind"] is None for c in calls[-1:])
         assert agent.steps and agent.steps[-1]["train_h"] == 1.0 and agent.steps[-1]["test_transition"] == 1.0
+        assert agent.steps[-1]["failing_tests"] == []  # what arena view shows beside each program version
+        assert all(step["train_h"] < 1.0 for step in agent.steps if step["failing_tests"])
         assert beliefs and beliefs[-1][1] is not None
         assert agent.belief().regime == ("majority" if env.condition.k > Fraction(1, 2) else "minority")
         assert agent.counts()["model_errors"] == 0

@@ -159,6 +159,13 @@ def harness(
     concurrent_games: Annotated[
         int | None, typer.Option("--concurrent-games", help="Evaluation games of the concurrency part (default: 2 x --concurrency).")
     ] = None,
+    stub: Annotated[bool, typer.Option("--stub", help="Instead: an llm-policy run against the stub server on 127.0.0.1 "
+                                                      "answering after --latency s; steady-state calls/s of adaptation "
+                                                      "and evaluation, and full runs projected.")] = False,
+    wave: Annotated[int, typer.Option("--wave", help="--stub: adaptation games at once.")] = 64,
+    budget: Annotated[int, typer.Option("--budget", help="--stub: adaptation games played.")] = 128,
+    eval_games: Annotated[int, typer.Option("--eval-games", help="--stub: evaluation games vs random.")] = 64,
+    faults: Annotated[str | None, typer.Option("--faults", help="--stub: the stub's fault spec, e.g. rate_limit=0.3.")] = None,
 ) -> None:
     """Time the LLM-agent harness against the issue's targets: under 2 ms per move, at least 32 calls in flight.
 
@@ -176,6 +183,13 @@ def harness(
         raise typer.BadParameter(f"--concurrency must be 1 or more, got {concurrency}")
     if not latency >= 0:
         raise typer.BadParameter(f"--latency must be 0 or more seconds, got {latency}")
+    if stub:
+        from harness.cli.bench_throughput import stub_bench
+
+        if min(wave, budget, eval_games) < 1 or not latency > 0:
+            raise typer.BadParameter("--stub needs --latency > 0 and --wave, --budget, --eval-games of 1 or more")
+        stub_bench(latency, concurrency, wave, budget, eval_games, faults, seed)
+        return
     concurrent_games = 2 * concurrency if concurrent_games is None else concurrent_games
     if concurrent_games < 1:
         raise typer.BadParameter(f"--concurrent-games must be 1 or more, got {concurrent_games}")

@@ -21,8 +21,9 @@ the network nor a key:
 - **reply tokens**: an assumption per kind of call (:data:`REPLY_TOKENS`; the mocks' own sizes for mocks);
 - **cost**: litellm's local price table (``litellm.cost_per_token``; ``LITELLM_LOCAL_MODEL_COST_MAP``
   keeps it local); None for a model it does not price, 0 for mocks;
-- **wall time**: adaptation calls one after another, evaluation calls ``min(concurrency, games)``
-  at a time, at ``latency_s`` a call (search and engine time not counted).
+- **wall time**: adaptation calls ``min(wave, concurrency)`` at a time (llm-policy's waves; one after
+  another otherwise), evaluation calls ``min(concurrency, games)`` at a time, at ``latency_s`` a call
+  (search and engine time not counted).
 """
 
 from __future__ import annotations
@@ -221,7 +222,8 @@ def estimate_run(config: LlmRunConfig, *, latency_s: float = 1.0, renderer: Prom
         return count([{"role": "system", "content": system}, {"role": "user", "content": prompt}])
 
     kinds: list[CallKind] = []
-    sequential_calls, eval_calls = 0, 0
+    sequential_calls: float = 0
+    eval_calls = 0
     if config.agent == "llm-policy":
         points = _points(config.budget)
         memories = _memories(pool, rules, [*points, config.budget, *checkpoints])
@@ -245,7 +247,7 @@ def estimate_run(config: LlmRunConfig, *, latency_s: float = 1.0, renderer: Prom
         belief = [ask(_belief_prompt(renderer, memories[c], config, c)) for c in checkpoints]
         kinds.append(CallKind(kind="belief", calls=len(belief), prompt_tokens_per_call=float(np.mean(belief)) if belief else 0.0,
                               reply_tokens_per_call=replies["belief"]))
-        sequential_calls = adapt_calls + len(belief)
+        sequential_calls = adapt_calls / max(1, min(config.wave, config.concurrency)) + len(belief)  # a wave's games at once
     elif config.agent == "llm-strategist":
         starts = _plan_starts(config)
         memories = _memories(pool, rules, starts)

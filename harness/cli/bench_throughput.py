@@ -1,0 +1,78 @@
+"""``arena bench harness --stub``: calls per second against the stub server, and full runs projected from them.
+
+Starts :class:`~harness.testing.stub_server.StubServer` on 127.0.0.1 (a legal move after
+``--latency`` seconds, faults from ``--faults``), measures an llm-policy run through it with
+:func:`harness.bench.throughput.bench_throughput`, and prints two tables: the steady-state
+calls/s of adaptation and evaluation against the issue's bar (0.8 x concurrency / latency),
+and the projected calls, tokens, cost and wall time of full runs of each model agent on env 0
+and on a 16x16 board.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.table import Table
+
+from harness.bench.throughput import ENV_16, PRICE_MODEL, Projection, Throughput, bench_throughput, project
+from harness.cli.console import stderr_console, stdout_console
+from harness.runs.estimate import duration
+from harness.testing.faults import FaultSpec, FaultSpecError
+from harness.testing.stub_server import LegalMoves, StubServer
+
+
+def stub_bench(latency: float, concurrency: int, wave: int, budget: int, eval_games: int, faults: str | None,
+               seed: int) -> tuple[Throughput, list[Projection]]:
+    """Run the measurement and the projections; prints both tables."""
+    try:
+        spec = FaultSpec.parse(faults, seed=seed) if faults else None
+    except FaultSpecError as error:
+        import typer
+
+        raise typer.BadParameter(f"--faults {faults!r}: {error}") from None
+    stderr_console().print(f"stub server: {latency:g} s a call, faults {spec.describe() if spec else 'none'}; llm-policy "
+                           f"{budget} adaptation games in waves of {wave}, {eval_games} evaluation games, "
+                           f"--concurrency {concurrency} ...")
+    with StubServer(responder=LegalMoves(seed), latency_s=latency, faults=spec, retry_after=min(1.0, latency)) as server:
+        measured = bench_throughput(server, concurrency=concurrency, wave=wave, budget=budget, eval_games=eval_games,
+                                    faults=spec.describe() if spec else "none", seed=seed)
+    projections = [project(measured, agent, env, wave=w) for env in (0, ENV_16)
+                   for agent, w in (("llm-policy", 1), ("llm-policy", wave), ("llm-strategist", 1))]
+    console = stdout_console()
+    console.print(throughput_table(measured))
+    console.print(projection_table(measured, projections))
+    return measured, projections
+
+
+def throughput_table(measured: Throughput) -> Table:
+    table = Table(title=f"llm-policy against the stub server: {measured.latency_s:g} s a call, --concurrency "
+                        f"{measured.concurrency}, waves of {measured.wave}, faults {measured.faults}",
+                  caption="steady state: requests at the stub over the middle 80% of each phase; bar: 0.8 x concurrency "
+                          "/ latency", box=box.SIMPLE_HEAD)
+    for header in ("phase", "requests", "steady calls/s", "bar", "result"):
+        table.add_column(header, justify="left" if header in ("phase", "result") else "right")
+    for phase in (measured.adapt, measured.evaluation):
+        rate = phase.calls_per_second
+        passed = not math.isnan(rate) and rate >= measured.target
+        table.add_row(phase.phase, f"{phase.requests:,}", f"{rate:,.1f}", f"{measured.target:,.1f}",
+                      "pass ✓" if passed else "FAIL ✗")
+    settled = "n/a" if measured.settled_concurrency is None else f"{measured.settled_concurrency:g}"
+    lowest = "n/a" if measured.lowest_concurrency is None else f"{measured.lowest_concurrency:g}"
+    table.add_row("concurrency", "", f"settled {settled}", f"lowest {lowest}", f"wall {duration(measured.wall_s)}")
+    return table
+
+
+def projection_table(measured: Throughput, projections: list[Projection]) -> Table:
+    table = Table(title=f"Full runs projected (2,000 adaptation games, 20 evaluation games vs random) at "
+                        f"{measured.latency_s:g} s a call",
+                  caption=f"calls and tokens: the --dry-run estimate; cost: litellm's price table for {PRICE_MODEL} "
+                          "(no prompt caching counted); wall: llm-policy's calls at the measured rates, the "
+                          "strategist's plans one after another", box=box.SIMPLE_HEAD)
+    for header in ("agent", "env", "calls", "prompt tokens", "reply tokens", "cost", "wall"):
+        table.add_column(header, justify="left" if header in ("agent", "env") else "right")
+    for row in projections:
+        cost = "n/a" if row.cost_usd is None else f"${row.cost_usd:,.2f}"
+        table.add_row(row.label, row.env, f"{row.calls:,}", f"{row.prompt_tokens:,}", f"{row.reply_tokens:,}", cost,
+                      duration(row.wall_s))
+    return table

@@ -2,20 +2,25 @@
 
 The file's grammar: :mod:`harness.sweep.spec`; the cells: :mod:`harness.sweep.cells`;
 the backends: :mod:`harness.sweep.backends`. ``run`` on a directory that already holds
-the same sweep skips the finished cells and resumes the others.
+the same sweep skips the finished cells and resumes the others. Ctrl-C starts no new cell,
+gives those in flight the grace period, and ends with the command that continues (exit 130).
 """
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
-from harness.cli.console import stdout_console
+from harness.cli.console import stderr_console, stdout_console
+from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.sweep.backends import run_sweep
 from harness.sweep.cells import CellOutcome
 from harness.sweep.plan import plan_lines
 from harness.sweep.spec import Sweep, SweepError, load_sweep
+from harness.tournaments.resume import RunInterrupted
 
 sweep_app = typer.Typer(help="Grids of runs: 'sweep plan FILE' shows the cells and their cost, 'sweep run FILE --out DIR' runs them.",
                         no_args_is_help=True)
@@ -57,10 +62,19 @@ def run(
                       markup=False, highlight=False)
 
     try:
-        outcomes = run_sweep(sweep, out, backend="ray" if backend == "ray" else "local", jobs=jobs, address=address,
-                             on_outcome=report)
+        with stop_on_interrupt(unit="cells") as stop:
+            outcomes = run_sweep(sweep, out, backend="ray" if backend == "ray" else "local", jobs=jobs, address=address,
+                                 on_outcome=report, stop=stop)
     except SweepError as error:
         raise typer.BadParameter(str(error)) from None
+    except RunInterrupted as stopped:
+        how = "the cells in flight were stopped" if stopped.forced or backend == "ray" else "the cells in flight finished"
+        console = stderr_console()
+        console.print(Text(f"interrupted: {stopped.recorded} of {stopped.total} cells finished or skipped ({how}; a cell "
+                           f"left half-way resumes from its own records)"), soft_wrap=True)
+        again = ["arena", "sweep", "run", str(file), "--out", str(out), "--backend", backend, "--jobs", str(jobs)]
+        console.print(Text(f"continue with: {shlex.join(again)}"), soft_wrap=True)
+        raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
     failed = [o for o in outcomes if o.status == "failed"]
     console.print(f"{len(outcomes)} cells: {sum(o.status == 'ok' for o in outcomes)} run, "
                   f"{sum(o.status == 'skipped' for o in outcomes)} finished before, {len(failed)} failed; in {out}",

@@ -14,6 +14,12 @@ its cell run again, which resumes from the cell's own records (:mod:`harness.swe
 Model calls of a provider named under ``[limits]`` go through one limiting proxy for the
 whole sweep (:mod:`harness.sweep.limiter`): a thread of this driver (local) or a Ray actor.
 
+Ctrl-C (``stop``, :mod:`harness.records.interrupts`): no new cell starts; the cells in
+flight get the grace period, then their workers (and the processes they started) are
+ended; :class:`~harness.tournaments.resume.RunInterrupted` says how many cells were
+finished. Every cell left half-way resumes from its own records when the same file is run
+again on the same directory.
+
 The sweep directory holds ``sweep.json`` (the file's text and its cells; a second command
 with a different file on the same directory is refused) and ``outcomes.jsonl`` (a line per
 cell per command).
@@ -21,6 +27,7 @@ cell per command).
 
 from __future__ import annotations
 
+import itertools
 import json
 import multiprocessing
 import os
@@ -30,10 +37,13 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.records.interrupts import StopRequest, settle
 from harness.records.lock import writer_lock
 from harness.sweep.cells import CellOutcome, cell_dir, cell_state, provider, run_cell
 from harness.sweep.limiter import Limiter, LimitingProxy, ProxyActor
 from harness.sweep.spec import Cell, ProviderLimits, Sweep, SweepError
+from harness.tournaments.resume import RunInterrupted
+from harness.tournaments.tournament import _ignore_interrupts, end_workers
 
 Backend = Literal["local", "ray"]
 SWEEP_FILE, OUTCOMES_FILE = "sweep.json", "outcomes.jsonl"
@@ -41,8 +51,10 @@ RETRIES = 3
 
 
 def run_sweep(sweep: Sweep, out: Path, *, backend: Backend = "local", jobs: int = 1, address: str | None = None,
-              on_outcome: Callable[[CellOutcome], None] | None = None) -> list[CellOutcome]:
-    """Run every cell of ``sweep`` not finished yet under ``out``; returns one outcome per cell, in the sweep's order."""
+              on_outcome: Callable[[CellOutcome], None] | None = None, stop: StopRequest | None = None) -> list[CellOutcome]:
+    """Run every cell of ``sweep`` not finished yet under ``out``; returns one outcome per cell, in the sweep's order.
+
+    Raises :class:`RunInterrupted` (after recording every outcome) when ``stop`` left cells unplayed."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise SweepError(f"--jobs {jobs!r}: give 1 or more workers")
     out.mkdir(parents=True, exist_ok=True)
@@ -55,12 +67,12 @@ def run_sweep(sweep: Sweep, out: Path, *, backend: Backend = "local", jobs: int 
         proxies: list[LimitingProxy] = []
         try:
             if backend == "ray":
-                runner = _run_ray(todo, out, jobs, address, upstreams, sweep.file.limits)
+                runner = _run_ray(todo, out, jobs, address, upstreams, sweep.file.limits, stop)
             else:
                 proxies = [LimitingProxy(base, Limiter(sweep.file.limits[name]), port=sweep.file.limits[name].port)
                            for name, base in upstreams.items()]
                 endpoints = {name: proxy.api_base(base) for proxy, (name, base) in zip(proxies, upstreams.items())}
-                runner = _run_local(todo, out, jobs, endpoints)
+                runner = _run_local(todo, out, jobs, endpoints, stop=stop)
             with (out / OUTCOMES_FILE).open("a", encoding="utf-8") as lines:
                 for outcome in runner:
                     outcomes[outcome.id] = outcome
@@ -68,9 +80,15 @@ def run_sweep(sweep: Sweep, out: Path, *, backend: Backend = "local", jobs: int 
                     lines.flush()
                     if on_outcome is not None:
                         on_outcome(outcome)
+            settle(stop)  # the cells have stopped: the wrap-up is not cut
+        except KeyboardInterrupt:
+            settle(stop)
+            raise RunInterrupted(sum(o.status != "failed" for o in outcomes.values()), len(sweep.cells), forced=True) from None
         finally:
             for proxy in proxies:
                 proxy.stop()
+    if len(outcomes) < len(sweep.cells):
+        raise RunInterrupted(sum(o.status != "failed" for o in outcomes.values()), len(sweep.cells), forced=False)
     return [outcomes[c.id] for c in sweep.cells if c.id in outcomes]
 
 
@@ -109,29 +127,40 @@ def read_sweep(out: Path) -> Sweep:
 
 
 def _run_local(cells: Sequence[Cell], out: Path, jobs: int, endpoints: dict[str, str],
-               retries: int = RETRIES) -> Iterator[CellOutcome]:
-    """Cells in spawned worker processes; a pool broken by a dead worker is replaced and its unreported cells rerun."""
+               retries: int = RETRIES, stop: StopRequest | None = None) -> Iterator[CellOutcome]:
+    """Cells in spawned worker processes; a pool broken by a dead worker is replaced and its unreported cells rerun.
+
+    Workers ignore Ctrl-C and lead their own process group (as the tournament's): once ``stop`` is requested
+    the cells not started are cancelled; a KeyboardInterrupt (a forced stop) ends the workers at once."""
     todo = list(cells)
     for _attempt in range(retries + 1):
-        if not todo:
+        if not todo or (stop is not None and stop.requested):
             return
-        if jobs == 1 and _attempt == 0 and len(todo) == 1:
+        if jobs == 1 and _attempt == 0 and len(todo) == 1 and stop is None:
             yield run_cell(todo[0], out, endpoints)
             return
         reported: set[str] = set()
-        pool = ProcessPoolExecutor(max(1, min(jobs, len(todo))), mp_context=multiprocessing.get_context("spawn"))
+        pool = ProcessPoolExecutor(max(1, min(jobs, len(todo))), mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_ignore_interrupts)
+        waiting = iter(todo)  # handed to the pool one at a time as cells finish: a stop leaves the rest unstarted
         try:
-            futures = {pool.submit(run_cell, cell, out, endpoints): cell for cell in todo}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            running = {pool.submit(run_cell, cell, out, endpoints): cell for cell in itertools.islice(waiting, jobs)}
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
+                    running.pop(future)
                     try:
                         outcome = future.result()
                     except BrokenProcessPool:
                         continue  # a worker died: this cell runs again in a fresh pool
                     reported.add(outcome.id)
                     yield outcome
+                    if stop is None or not stop.requested:
+                        for cell in itertools.islice(waiting, 1):
+                            running[pool.submit(run_cell, cell, out, endpoints)] = cell
+        except BaseException:
+            end_workers(pool)
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         todo = [cell for cell in todo if cell.id not in reported]
@@ -140,7 +169,7 @@ def _run_local(cells: Sequence[Cell], out: Path, jobs: int, endpoints: dict[str,
 
 
 def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None, upstreams: dict[str, str],
-             limits: dict[str, ProviderLimits]) -> Iterator[CellOutcome]:
+             limits: dict[str, ProviderLimits], stop: StopRequest | None = None) -> Iterator[CellOutcome]:
     """One Ray task per cell; Ray reruns a task whose worker or node died (``max_retries``); a limiter actor per provider."""
     import ray  # noqa: PLC0415 - only the Ray backend needs it
 
@@ -159,6 +188,10 @@ def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None, u
         pending = list(refs)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
+            if stop is not None and stop.requested and pending:  # no new cell: the queued ones are cancelled
+                for ref in pending:
+                    ray.cancel(ref)
+                pending = []
             for ref in done:
                 cell = refs[ref]
                 try:

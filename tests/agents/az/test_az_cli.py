@@ -1,0 +1,45 @@
+"""``arena train az`` (a tiny run, resume, bad settings) and the az agent's bad specs through the CLI."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli.main import app
+
+TINY = ["--rounds", "1", "--games", "1", "--simulations", "2", "--steps", "1", "--batch", "4", "--channels", "8",
+        "--blocks", "1", "--seconds", "0"]
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+
+def one_error_line(result, fragment: str) -> None:
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and fragment in result.output, result.output
+
+
+def test_train_az_writes_a_checkpoint_and_the_network_and_resumes(tmp_path):
+    result = invoke("train", "az", *TINY, "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "round 1:" in result.output and (tmp_path / "az.pt").is_file() and (tmp_path / "checkpoint.pt").is_file()
+    again = invoke("train", "az", *TINY[:-2], "--seconds", "0", "--rounds", "2", "--out", tmp_path, "--resume")
+    assert again.exit_code == 0 and "round 2:" in again.output and "round 1:" not in again.output, again.output
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--games", "0"], "games=0"),
+    (["--simulations", "-1"], "simulations=-1"),
+    (["--resume"], "--resume needs --out"),
+])
+def test_bad_train_settings_exit_2_with_one_line(args, fragment):
+    one_error_line(invoke("train", "az", "--rounds", "1", *args), fragment)
+
+
+def test_bad_az_weights_are_one_line_in_a_match(tmp_path):
+    result = invoke("match", f"az:weights={tmp_path / 'none.pt'}", "random", "--env", "0", "--games", "1", "--jobs", "1",
+                    "--in-process", "--out", tmp_path / "run")
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert "no az weights" in result.output

@@ -112,7 +112,7 @@ def ntuple(
     method: Annotated[str, typer.Option("--method", help="td (TD(0)), es (the paper's (10+90) ES) or nes (natural ES).")] = "es",
     n: Annotated[int, typer.Option("--n", help="Tuple length (all-n; 2 is the paper's best).")] = 2,
     seconds: Annotated[float, typer.Option("--seconds", help="Stop after this many seconds (0: no limit).")] = 0.0,
-    generations: Annotated[int, typer.Option("--generations", help="ES generations.")] = 100,
+    generations: Annotated[int, typer.Option("--generations", help="ES generations (NES: steps).")] = 100,
     es_games: Annotated[int, typer.Option("--es-games", help="ES fitness: double games per individual.")] = 25,
     sigma: Annotated[float, typer.Option("--sigma", help="ES mutation scale.")] = 1.0,
     games: Annotated[int, typer.Option("--games", help="TD training games.")] = 40_000,

@@ -319,12 +319,16 @@ class ModelClient:
                 retries=len(waits)) from exc
         response = result.model_copy(update={
             "cache_key": key, "retries": len(waits), "waits_s": waits, "errors": errors,
-            "latency_s": time.perf_counter() - started, "concurrency": round(self.limit.limit, 2)})
+            "latency_s": time.perf_counter() - started, "concurrency": self._lowered_limit()})
         self.usage.calls += 1
         self.usage.prompt_tokens += response.prompt_tokens
         self.usage.completion_tokens += response.completion_tokens
         self.usage.cost_usd += response.cost_usd
         return response
+
+    def _lowered_limit(self) -> float | None:
+        """The concurrency limit when it is below the ceiling (None at the ceiling: a run's records do not depend on it)."""
+        return None if self.limit.limit >= self.concurrency else round(self.limit.limit, 2)
 
     async def _attempt_in_slot(self, request: ModelRequest, slot: Any, errors: list[str]) -> ModelResponse:
         """One attempt on the wire (its slot marked throttled on a 429 or a timeout, succeeded on a reply)."""

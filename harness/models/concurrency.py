@@ -51,6 +51,7 @@ class AdaptiveLimit:
         self.decreases = 0
         self._recent: deque[float] = deque(maxlen=SETTLED_WINDOW)
         self._free: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def allowed(self) -> int:
@@ -89,6 +90,8 @@ class AdaptiveLimit:
         self._recent.append(self.limit)
 
     def _condition(self) -> asyncio.Condition:
-        if self._free is None:
-            self._free = asyncio.Condition()
+        """The condition of this event loop (a client may serve several ``asyncio.run`` calls, one after another)."""
+        loop = asyncio.get_running_loop()
+        if self._free is None or self._loop is not loop:
+            self._free, self._loop = asyncio.Condition(), loop
         return self._free

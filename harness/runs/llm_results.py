@@ -91,22 +91,23 @@ def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[Ca
         "tokens_in": sum(c.tokens_in for c in calls), "tokens_out": sum(c.tokens_out for c in calls),
         "cost_usd": sum(c.cost_usd for c in calls), "cached_tokens_in": sum(c.tokens_in for c in cached),
         "cached_tokens_out": sum(c.tokens_out for c in cached), "stopped": stopped, "true_k": str(true_k), "referee": IN_PROCESS,
-        "prompt_cache": prompt_cache(calls), "concurrency": concurrency_report(config, calls),
+        "prompt_cache": prompt_cache(calls),
+        **({"concurrency": concurrency_report(config, calls)} if any(c.concurrency is not None for c in calls) else {}),
     }
 
 
 def prompt_cache(calls: list[CallEntry]) -> dict[str, Any]:
-    """Prompt tokens of the calls sent to the model (not response-cache hits) and the share the provider served
-    from its prompt cache (priced at its cached rate: the cost above already counts them so)."""
-    sent = [c for c in calls if not c.cache_hit]
-    prompt, cached = sum(c.tokens_in for c in sent), sum(c.cached_tokens_in for c in sent)
+    """Prompt tokens of the run's calls (as ``tokens_in`` counts them) and the share the provider served from its
+    prompt cache (priced at its cached rate: the cost above already counts them so)."""
+    prompt, cached = sum(c.tokens_in for c in calls), sum(c.cached_tokens_in for c in calls)
     return {"prompt_tokens": prompt, "cached_prompt_tokens": cached, "cached_share": cached / prompt if prompt else 0.0}
 
 
 def concurrency_report(config: LlmRunConfig, calls: list[CallEntry]) -> dict[str, Any]:
-    """The model client's adaptive concurrency: the ceiling (--concurrency), its lowest limit and where it settled
-    (the mean limit over the last 200 calls sent), from the limit each call recorded (None before any)."""
-    limits = [c.concurrency for c in calls if c.concurrency is not None]
+    """The model client's adaptive concurrency when it was lowered (metrics.json has it only then; otherwise every call
+    ran under the ceiling, --concurrency): the ceiling, its lowest limit and where it settled (the mean limit over the
+    last 200 calls sent), from the limit each call recorded (none recorded: the ceiling)."""
+    limits = [float(config.concurrency) if c.concurrency is None else c.concurrency for c in calls if not c.cache_hit]
     return {"ceiling": config.concurrency, "lowest": min(limits) if limits else None,
             "settled": round(sum(limits[-200:]) / len(limits[-200:]), 2) if limits else None}
 

@@ -119,6 +119,7 @@ class MockModel:
         self.seed = seed
         self._asked: dict[str, int] = {}  # times each request's messages were asked, by their digest
         self.calls = 0  # every call, failed ones included
+        self._replayed = 0  # asks of the calls the response cache answered (a resumed run): see replayed()
         self.failures: dict[str, int] = {}
         self.prompts: list[list[dict[str, Any]]] = []
 
@@ -143,11 +144,11 @@ class MockModel:
         """
         digest = hashlib.sha256(json.dumps([dict(m) for m in messages], sort_keys=True, default=str).encode()).hexdigest()
         self._asked[digest] = self._asked.get(digest, -1) + attempts
-        self.calls += attempts
+        self._replayed += attempts  # a schedule's call numbers count them; ``calls`` counts only real ones
 
     def complete(self, messages: Messages, params: Mapping[str, Any] | None = None) -> MockReply:
         """Answer one call, or raise the scheduled/drawn failure."""
-        call_index = self.calls
+        call_index = self.calls + self._replayed
         self.calls += 1
         self.prompts.append([dict(m) for m in messages])
         rng = self.draw_generator(messages)

@@ -362,10 +362,22 @@ def test_an_unlimited_game_runs_past_10_placements() -> None:
 # ---------------------------------------------------------------- environments
 
 
-@pytest.mark.parametrize("bad", [-1, 56, "3", True, 3.0, None])
+@pytest.mark.parametrize("bad", [-1, 56])
 def test_make_env_rejects_bad_ids(bad) -> None:
     with pytest.raises(UnknownEnvironmentError, match="0-55"):
         make_env(bad)
+
+
+@pytest.mark.parametrize("bad", [True, 3.0, None, "x", "3.5"])
+def test_make_env_rejects_what_is_neither_an_id_nor_a_spec(bad) -> None:
+    from engine.env_spec import EnvSpecError
+
+    with pytest.raises(EnvSpecError, match="give an id 0-55"):
+        make_env(bad)
+
+
+def test_make_env_reads_an_id_written_as_text_as_that_id() -> None:  # an environment spec (engine.env_spec)
+    assert make_env("3").id == make_env(3).id == 3
 
 
 def test_the_56_environments() -> None:

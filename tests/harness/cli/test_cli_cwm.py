@@ -29,8 +29,8 @@ def test_demo_with_the_cwm_agent_uses_the_offline_coder_and_hides_k_until_the_en
 
 
 def test_demo_names_an_unknown_agent(invoke, tmp_path):
-    result = invoke("demo", "--agent", "llm-policy", "--out", str(tmp_path))
-    assert result.exit_code == 2 and "--agent 'llm-policy': choose one of llm-strategist, cwm" in result.output
+    result = invoke("demo", "--agent", "llm-oracle", "--out", str(tmp_path))
+    assert result.exit_code == 2 and "--agent 'llm-oracle': choose one of llm-strategist, cwm, llm-policy" in result.output
     assert not list(tmp_path.iterdir())
 
 

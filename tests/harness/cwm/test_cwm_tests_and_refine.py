@@ -94,6 +94,7 @@ def test_both_refinement_modes_end_on_a_program_passing_every_test(sandbox_ready
     assert set(calls[0]) == set(call_fields(None, game_index=None, phase="adapt", ply=None, attempt=0, messages=[],
                                             reply=None, finish_reason=None, parsed_move=None, verdict=None,
                                             failure_kind=None, template_hash=None, reason=None)) | {
-        "tokens_in", "tokens_out", "cost_usd", "latency_s", "retries", "errors", "cache_key", "cache_hit"}
+        "tokens_in", "tokens_out", "cost_usd", "cached_tokens_in", "concurrency", "latency_s", "retries", "errors",
+        "cache_key", "cache_hit"}
     assert all(c["template_hash"] for c in calls)
     assert "Failing tests:" in calls[2]["messages"][-1]["content"] and "expected returns" in calls[2]["messages"][-1]["content"]

@@ -22,6 +22,7 @@ from pathlib import Path
 from engine import EnvKey
 from harness.runs.llm_config import LlmRunConfig
 from harness.runs.llm_run import run_llm
+from harness.tournaments.stats import wilson
 
 WAVES = (1, 8, 32, 64)
 SWEEP_ENVS: tuple[EnvKey, ...] = (12, 21)
@@ -37,6 +38,7 @@ class SweepPoint:
     belief_error: float | None  # |midpoint - K| of the last belief (None: no belief)
     belief_holds_k: bool | None
     calls: int
+    eval_games: int = 0  # the games behind ``win_rate`` (its Wilson interval in the plot)
 
 
 def sweep_point(env: EnvKey, wave: int, budget: int, eval_games: int, seed: int, out: Path) -> SweepPoint:
@@ -48,7 +50,7 @@ def sweep_point(env: EnvKey, wave: int, budget: int, eval_games: int, seed: int,
     scored = [b["score"] for b in metrics["beliefs"] if b["score"]]
     last = scored[-1] if scored else None
     error = None if last is None else float(last["midpoint_error"])
-    return SweepPoint(env, wave, win, error, None if last is None else bool(last["contains_k"]), metrics["calls"])
+    return SweepPoint(env, wave, win, error, None if last is None else bool(last["contains_k"]), metrics["calls"], eval_games)
 
 
 def sweep(envs: tuple[EnvKey, ...] = SWEEP_ENVS, waves: tuple[int, ...] = WAVES, budget: int = 128, eval_games: int = 20,
@@ -66,13 +68,19 @@ def plot(points: list[SweepPoint], path: Path) -> Path:
     figure, (wins, errors) = plt.subplots(1, 2, figsize=(9, 3.6))
     for env in dict.fromkeys(p.env for p in points):
         mine = [p for p in points if p.env == env]
-        wins.plot([p.wave for p in mine], [p.win_rate for p in mine], marker="o", label=f"env {env}")
-        errors.plot([p.wave for p in mine], [p.belief_error if p.belief_error is not None else float("nan") for p in mine],
+        waves, rates = [p.wave for p in mine], [p.win_rate for p in mine]
+        bounds = [wilson(round(p.win_rate * p.eval_games), p.eval_games) if p.eval_games else (p.win_rate, p.win_rate)
+                  for p in mine]
+        below, above = [r - low for r, (low, _) in zip(rates, bounds)], [high - r for r, (_, high) in zip(rates, bounds)]
+        wins.errorbar(waves, rates, yerr=[below, above], marker="o", capsize=3, label=f"env {env}")
+        errors.plot(waves, [p.belief_error if p.belief_error is not None else float("nan") for p in mine],
                     marker="o", label=f"env {env}")
-    for axis, title in ((wins, "evaluation win rate vs random"), (errors, "final belief |midpoint - K|")):
+    for axis, title, unit in ((wins, "evaluation win rate vs random (bars: Wilson 95%)", "win rate (fraction of games)"),
+                              (errors, "final belief |midpoint - K|", "|midpoint - K| (disc share)")):
         axis.set_xscale("log", base=2)
         axis.set_xlabel("W (games per wave)")
-        axis.set_title(title)
+        axis.set_ylabel(unit)
+        axis.set_title(title, fontsize=10)
         axis.legend()
     figure.suptitle("llm-strategist with mock/reasoner: adaptation in waves of W games")
     figure.tight_layout()

@@ -34,9 +34,9 @@ browser-tools:
 		|| echo "note: could not install chromium (apt-get install -y chromium); the viewer's browser tests will skip"; \
 	else echo "note: chromium is missing: sudo apt-get install -y chromium (the viewer's browser tests skip without it)"; fi; }
 
-# numba's on-disk cache does not notice when a kernel that another module calls changes,
-# so it is dropped whenever any numba source changes.
-NUMBA_SOURCES := $(wildcard engine/*.py agents/search/*.py)
+# numba's on-disk cache does not notice when a kernel that another module calls changes (agents/search/
+# ntuple_negamax.py calls agents/ntuple_kernel.py's), so it is dropped whenever any numba source changes.
+NUMBA_SOURCES := $(wildcard engine/*.py agents/search/*.py agents/*_kernel.py)
 NUMBA_STAMP   := .numba_cache/.sources
 
 $(NUMBA_STAMP): $(NUMBA_SOURCES)

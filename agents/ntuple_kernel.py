@@ -48,19 +48,24 @@ def codes_of(black, white, cells):
 def evaluate(codes, invert, net):
     """The network's value of ``codes`` for black (``invert=False``) or for white (``invert=True``)."""
     expansions, orbit, luts = net
-    n = expansions.shape[1]
     total = 0.0
     for e in range(expansions.shape[0]):
-        index = 0
-        scale = 1
-        for j in range(n):
-            code = codes[expansions[e, j]]
-            if invert:
-                code = 2 - code
-            index += code * scale
-            scale *= 3
-        total += luts[orbit[e], index]
+        total += luts[orbit[e], tuple_index(codes, expansions, e, invert)]
     return total
+
+
+@njit(cache=True)
+def tuple_index(codes, expansions, e, invert):
+    """The table index of expansion ``e`` of the position: its cells' codes as base-3 digits (``invert``: white's view)."""
+    index = 0
+    scale = 1
+    for j in range(expansions.shape[1]):
+        code = codes[expansions[e, j]]
+        if invert:
+            code = 2 - code
+        index += code * scale
+        scale *= 3
+    return index
 
 
 @njit(cache=True)
@@ -208,17 +213,8 @@ def league_points(net, table, double_games, epsilon, black, white, geo, cells, s
 @njit(cache=True)
 def _td_update(luts, expansions, orbit, codes, invert, step):
     """Add ``step`` to the table entry of every expansion of the position (``invert``: white's view)."""
-    n = expansions.shape[1]
     for e in range(expansions.shape[0]):
-        index = 0
-        scale = 1
-        for j in range(n):
-            code = codes[expansions[e, j]]
-            if invert:
-                code = 2 - code
-            index += code * scale
-            scale *= 3
-        luts[orbit[e], index] += step
+        luts[orbit[e], tuple_index(codes, expansions, e, invert)] += step
 
 
 @njit(cache=True)

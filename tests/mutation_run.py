@@ -86,6 +86,7 @@ GROUPS: tuple[Group, ...] = (
             "tests/harness/prompting/test_moves.py",
             "tests/harness/prompting/test_parse_spans.py",
             "tests/harness/prompting/test_moves_call_failures.py",
+            "tests/harness/prompting/test_moves_mutants.py",
         ),
     ),
     Group("errors", ("harness/models/errors.py",), MODEL_TESTS),

@@ -1,18 +1,28 @@
-"""Win rates of an agent (the ``az`` agent by default) on boards it was not trained on, with Wilson intervals.
+"""Win rates of an agent (the ``az`` agent by default) on chosen boards, with Wilson intervals, resumable.
 
-The held-out boards (:func:`held_out_layouts`) are drawn from a seed no training
-run uses: 8x8 with four random blocked cells, 7x7 (a size the ``az`` training
-never plays) with three, and 10x10 with eight; standard 8x8 and, with
-``benchmark=True``, the 7 benchmark layouts (the obstacle ones are among the
-training boards) come beside them. Outcomes use the standard rule (more discs
-wins); colours alternate, the agent is black in even games; a draw is half a
-win in the rate and the interval is Wilson's on wins + draws / 2 rounded down.
+Board sets (:data:`BOARD_SETS`): ``issue`` is issue 18's check (standard 8x8,
+standard 6x6, and 8x8 with four blocked cells); ``held-out`` is standard 8x8
+and three boards no ``az`` training saw, drawn from a seed no training run uses
+(8x8 with four random blocked cells, 7x7 with three, a size the training never
+plays, and 10x10 with eight); ``benchmark`` is the 7 benchmark layouts (the
+obstacle ones are among the training boards). Outcomes use the standard rule
+(more discs wins); colours alternate, the agent is black in even games; a draw
+is half a win in the rate and the interval is Wilson's. A game's generators are
+seeded by (seed, board name, opponent spec, game number), so a game is the same
+whichever boards and opponents a call names beside it.
+
+With a results file every game is appended as one JSON line as soon as it ends
+(spec, seed, board, opponent, game number, the agent's reward); a later call with
+the same file plays only the games it does not hold yet for that spec and seed.
 """
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -22,11 +32,12 @@ from engine.environments import make_env
 from engine.layout import Layout, standard_layout
 from engine.layout_gen import random_layout
 from engine.rules import Rules
+from harness.bench.record import WinDrawLoss
 from harness.play.game import play_game
 from harness.registry.specs import make_agent
-from harness.tournaments.stats import wilson
 
 HELD_OUT_SEED = 18_018
+BOARD_SETS = ("issue", "held-out", "benchmark")
 
 
 @dataclass(frozen=True)
@@ -35,21 +46,7 @@ class WinRow:
 
     board: str
     opponent: str
-    wins: int
-    draws: int
-    losses: int
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
-
-    @property
-    def rate(self) -> float:
-        return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.0
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson(int(self.wins + 0.5 * self.draws), self.games)
+    record: WinDrawLoss
 
 
 def held_out_layouts(benchmark: bool = False) -> list[Layout]:
@@ -64,25 +61,66 @@ def held_out_layouts(benchmark: bool = False) -> list[Layout]:
     return boards + list(benchmark_layouts()) if benchmark else boards
 
 
+def board_set(name: str) -> list[Layout]:
+    """The boards of one of :data:`BOARD_SETS` (module docstring)."""
+    if name == "issue":
+        standard, blocked = held_out_layouts()[:2]
+        return [standard, standard_layout(6, 6, name="Standard 6x6"), blocked]
+    if name == "held-out":
+        return held_out_layouts()
+    if name == "benchmark":
+        return list(benchmark_layouts())
+    raise ValueError(f"board set {name!r}: give one of {', '.join(BOARD_SETS)}")
+
+
+def read_results(path: Path, spec: str, seed: int) -> dict[tuple[str, str, int], float]:
+    """The rewards a results file holds for ``spec`` and ``seed``, by (board, opponent, game)."""
+    done: dict[tuple[str, str, int], float] = {}
+    if not path.is_file():
+        return done
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            key = (str(row["board"]), str(row["opponent"]), int(row["game"]))
+            if row["spec"] == spec and int(row["seed"]) == seed:
+                done[key] = float(row["reward"])
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"{path}:{number}: not a line of `arena bench az` results (give a new --out file)") from None
+    return done
+
+
 def win_rates(spec: str, opponents: list[str], boards: list[Layout], games: int, seed: int = 0,
-              on_game: Callable[[], None] | None = None) -> list[WinRow]:
-    """Play ``games`` games of ``spec`` against each opponent on each board (module docstring)."""
+              on_game: Callable[[], None] | None = None, results: Path | None = None) -> list[WinRow]:
+    """Play ``games`` games of ``spec`` against each opponent on each board (module docstring).
+
+    ``results``: the JSON-lines file games are appended to and resumed from.
+    """
     if games < 1:
         raise ValueError(f"games={games}: give 1 or more")
+    done = read_results(results, spec, seed) if results is not None else {}
     condition = make_env(0).condition  # Majority: more discs wins
     rows = []
-    for b, board in enumerate(boards):
+    for board in boards:
         rules = Rules(board)
-        for o, opponent in enumerate(opponents):
+        for opponent in opponents:
+            b, o = zlib.crc32(board.name.encode()), zlib.crc32(opponent.encode())
             tally = [0, 0, 0]
             for game in range(games):
-                agent = make_agent(spec, AgentContext(rules), np.random.default_rng([seed, b, o, game, 1]))
-                other = make_agent(opponent, AgentContext(rules), np.random.default_rng([seed, b, o, game, 2]))
-                colour = game % 2
-                black, white = (agent, other) if colour == 0 else (other, agent)
-                reward = play_game(rules, condition, black, white).rewards[colour]
+                reward = done.get((board.name, opponent, game))
+                if reward is None:
+                    agent = make_agent(spec, AgentContext(rules), np.random.default_rng([seed, b, o, game, 1]))
+                    other = make_agent(opponent, AgentContext(rules), np.random.default_rng([seed, b, o, game, 2]))
+                    colour = game % 2
+                    black, white = (agent, other) if colour == 0 else (other, agent)
+                    reward = float(play_game(rules, condition, black, white).rewards[colour])
+                    if results is not None:
+                        with results.open("a") as handle:
+                            handle.write(json.dumps({"spec": spec, "seed": seed, "board": board.name, "opponent": opponent,
+                                                     "game": game, "reward": reward}) + "\n")
                 tally[0 if reward > 0 else 1 if reward == 0 else 2] += 1
                 if on_game is not None:
                     on_game()
-            rows.append(WinRow(board.name, opponent, *tally))
+            rows.append(WinRow(board.name, opponent, WinDrawLoss(tally[0], tally[1], tally[2])))
     return rows

@@ -31,6 +31,7 @@ from engine.suite import SuiteError
 from harness.cli import (
     agents,
     bench,
+    bench_adaptive,
     bench_az,
     bench_cwm,
     bench_env,
@@ -119,7 +120,8 @@ bench_app = typer.Typer(
     help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
           "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
           "'bench replot' redraws its figures, 'bench sandbox' generated code in the sandbox, "
-          "'bench cwm' the code-world-model agent family by family, 'bench view' how fast a large run's page opens."),
+          "'bench cwm' the code-world-model agent family by family, 'bench view' how fast a large run's page opens, "
+          "'bench adaptive' the adaptive tournament against the round robin."),
     no_args_is_help=True,
 )
 
@@ -167,6 +169,7 @@ _register(bench_app, "league", bench_league.league_command)
 _register(bench_app, "az", bench_az.az_command)
 _register(bench_app, "env", bench_env.env)
 _register(bench_app, "view", view_cli.bench_view_command)
+_register(bench_app, "adaptive", bench_adaptive.adaptive)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet, 'train ppo' PPO-2K.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
 _register(train_app, "posnet", train.posnet)

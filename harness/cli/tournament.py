@@ -40,6 +40,7 @@ from harness.cli.options import (
     parse_specs,
     use_plugins,
 )
+from harness.cli.tournament_adaptive import run_adaptive_command
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.registry.specs import canonical_spec
 from harness.tournaments.plan import (
@@ -164,6 +165,15 @@ def tournament(
     plugin: PluginOption = None,
     in_process: InProcessOption = False,
     resume: ResumeOption = None,
+    adaptive: Annotated[bool, typer.Option(
+        "--adaptive", help="Play the widest undecided neighbour pair next and stop once an anytime-valid test "
+                           "separates every neighbour in the order (or at --max-games / --max-cost-usd); reports games "
+                           "and cost to decision beside the fixed round robin's (--games).")] = False,
+    alpha: Annotated[float, typer.Option("--alpha", help="--adaptive: family-wise error of the order.")] = 0.05,
+    max_games: Annotated[int | None, typer.Option("--max-games", show_default=False,
+                                                  help="--adaptive: game cap (default: the fixed round robin's).")] = None,
+    max_cost_usd: Annotated[float | None, typer.Option("--max-cost-usd", show_default=False,
+                                                       help="--adaptive: no game starts once model calls cost this.")] = None,
 ) -> None:
     """A round robin of --agents (every pair once, the earlier-listed agent as A), or each against --vs.
 
@@ -193,9 +203,18 @@ def tournament(
     if envs is None:
         raise typer.BadParameter("give the environments: --envs 0-6, 0,3,5 or all")
     games, seed = _defaults(games, seed)
+    if adaptive and opponents is not None:
+        raise typer.BadParameter("--adaptive orders a round robin of --agents: leave out --vs")
     pairings = round_robin(specs) if opponents is None else versus(specs, opponents)
     plan = _plan(pairings, parse_envs(envs), games, seed, in_process)
     command = ["arena", "tournament", *spec_words("--agents", specs), "--envs", envs]
+    if adaptive:
+        words = [*command, "--adaptive", "--alpha", str(alpha), "--games", str(games), "--seed", str(seed), *plugin_words]
+        words += [*(["--max-games", str(max_games)] if max_games is not None else []),
+                  *(["--max-cost-usd", str(max_cost_usd)] if max_cost_usd is not None else [])]
+        run_adaptive_command(plan, words + (["--in-process"] if in_process else []), out, alpha=alpha,
+                             max_games=max_games, max_cost_usd=max_cost_usd)
+        return
     command += spec_words("--vs", opponents) if opponents is not None else []
     command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
     name = "tournament-" + "-".join(plan.agents)

@@ -99,21 +99,39 @@ def _pick(best_score, best_index, ties, score, index, seed):
 
 
 @njit(cache=True)
+def next_placement(remaining):
+    """The lowest cell of a move bitboard, and the bitboard without it: ``(index, rest)``."""
+    index = bb_select(remaining, 0)
+    return index, bb_xor(remaining, bb_bit(remaining, index))
+
+
+@njit(cache=True)
+def try_placement(codes, own, opp, index, mover, geo):
+    """Write the mover's disc at ``index`` and its flips into ``codes``; returns the flips for :func:`undo_placement`."""
+    flipped = flips_of(own, opp, index, geo)
+    set_codes(codes, flipped, mover)
+    codes[index] = mover
+    return flipped
+
+
+@njit(cache=True)
+def undo_placement(codes, flipped, index, mover):
+    """Take back :func:`try_placement` in ``codes``."""
+    codes[index] = EMPTY_CODE
+    set_codes(codes, flipped, 2 - mover)
+
+
+@njit(cache=True)
 def ntuple_scores(codes, own, opp, moves, white_moves, net, geo, scores, indices):
     """Each placement's resulting value for the mover; fills ``scores``/``indices``, returns how many."""
     mover = WHITE_CODE if white_moves else BLACK_CODE
     k = 0
     remaining = moves
     while bb_any(remaining):
-        index = bb_select(remaining, 0)
-        remaining = bb_xor(remaining, bb_bit(remaining, index))
-        flipped = flips_of(own, opp, index, geo)
-        set_codes(codes, flipped, mover)
-        codes[index] = mover
+        indices[k], remaining = next_placement(remaining)
+        flipped = try_placement(codes, own, opp, indices[k], mover, geo)
         scores[k] = evaluate(codes, white_moves, net)
-        indices[k] = index
-        codes[index] = EMPTY_CODE
-        set_codes(codes, flipped, 2 - mover)
+        undo_placement(codes, flipped, indices[k], mover)
         k += 1
     return k
 
@@ -158,9 +176,7 @@ def wpc_move(table, own, opp, moves, geo, seed):
 @njit(cache=True)
 def _apply(codes, own, opp, index, white_moves, geo):
     """Place for the mover, keeping ``codes`` in step; returns (own, opp) after the move."""
-    mover = WHITE_CODE if white_moves else BLACK_CODE
-    set_codes(codes, flips_of(own, opp, index, geo), mover)
-    codes[index] = mover
+    try_placement(codes, own, opp, index, WHITE_CODE if white_moves else BLACK_CODE, geo)
     return place(own, opp, index, geo)
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.ntuple_kernel import BLACK_CODE, EMPTY_CODE, WHITE_CODE, evaluate, set_codes
-from engine.bits import bb_any, bb_bit, bb_count, bb_select, bb_xor
-from engine.kernels import flips_of, legal_moves, place
+from agents.ntuple_kernel import BLACK_CODE, WHITE_CODE, evaluate, next_placement, try_placement, undo_placement
+from engine.bits import bb_any, bb_count
+from engine.kernels import legal_moves, place
 
 FINISHED = 1e9
 
@@ -49,15 +49,11 @@ def negamax(codes, own, opp, white_moves, depth, alpha, beta, net, geo):
     best = -np.inf
     remaining = moves
     while bb_any(remaining):
-        index = bb_select(remaining, 0)
-        remaining = bb_xor(remaining, bb_bit(remaining, index))
-        flipped = flips_of(own, opp, index, geo)
-        set_codes(codes, flipped, mover)
-        codes[index] = mover
+        index, remaining = next_placement(remaining)
+        flipped = try_placement(codes, own, opp, index, mover, geo)
         child_own, child_opp = place(own, opp, index, geo)
         value = -negamax(codes, child_opp, child_own, not white_moves, depth - 1, -beta, -alpha, net, geo)
-        codes[index] = EMPTY_CODE
-        set_codes(codes, flipped, 2 - mover)
+        undo_placement(codes, flipped, index, mover)
         if value > best:
             best = value
         if value > alpha:
@@ -70,20 +66,15 @@ def negamax(codes, own, opp, white_moves, depth, alpha, beta, net, geo):
 @njit(cache=True)
 def root_values(codes, own, opp, white_moves, depth, net, geo, moves_out, values_out):
     """Each root placement's exact depth-``depth`` value for the mover (full window); returns how many."""
-    moves = legal_moves(own, opp, geo)
     mover = WHITE_CODE if white_moves else BLACK_CODE
     k = 0
-    remaining = moves
+    remaining = legal_moves(own, opp, geo)
     while bb_any(remaining):
-        index = bb_select(remaining, 0)
-        remaining = bb_xor(remaining, bb_bit(remaining, index))
-        flipped = flips_of(own, opp, index, geo)
-        set_codes(codes, flipped, mover)
-        codes[index] = mover
+        index, remaining = next_placement(remaining)
+        flipped = try_placement(codes, own, opp, index, mover, geo)
         child_own, child_opp = place(own, opp, index, geo)
         values_out[k] = -negamax(codes, child_opp, child_own, not white_moves, depth - 1, -np.inf, np.inf, net, geo)
         moves_out[k] = index
-        codes[index] = EMPTY_CODE
-        set_codes(codes, flipped, 2 - mover)
+        undo_placement(codes, flipped, index, mover)
         k += 1
     return k

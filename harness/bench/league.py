@@ -6,23 +6,23 @@ negation, random ties) in epsilon-Othello: each move of *both* sides is uniforml
 random with probability 0.1. ``double_games`` pairs of games, one with each
 colour; a win counts 1, a draw 0.5, and the League score is the mean. Games go
 through the project's game loop (every move verified), so any agent a spec
-names can be measured; the score comes with a normal 95% interval of the mean
+names can be measured; the result is a :class:`harness.bench.record.WinDrawLoss`
+whose ``rate`` is the League score, with the normal 95% interval of the mean
 points per game.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from agents.base import Agent, AgentContext
 from engine.environments import make_env
 from engine.protocol.observation import Observation
+from harness.bench.record import WinDrawLoss
 from harness.play.game import play_game
-from harness.registry.specs import canonical_spec, make_agent
+from harness.registry.specs import make_agent
 
 LEAGUE_ENV = 0
 LEAGUE_EPSILON = 0.1
@@ -42,36 +42,8 @@ class EpsilonPolicy:
         return self.agent.act(observation)
 
 
-@dataclass(frozen=True)
-class LeagueResult:
-    """Wins, draws and losses of the agent against SWH, with the League score and its 95% interval."""
-
-    spec: str
-    wins: int
-    draws: int
-    losses: int
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
-
-    @property
-    def score(self) -> float:
-        return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.0
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        """Normal 95% interval of the mean points per game (points 1, 0.5, 0)."""
-        if not self.games:
-            return (0.0, 1.0)
-        mean = self.score
-        variance = (self.wins * (1 - mean) ** 2 + self.draws * (0.5 - mean) ** 2 + self.losses * mean ** 2) / self.games
-        half = 1.96 * math.sqrt(variance / self.games)
-        return (max(0.0, mean - half), min(1.0, mean + half))
-
-
 def league(spec: str, double_games: int = LEAGUE_DOUBLE_GAMES, seed: int = 0, epsilon: float = LEAGUE_EPSILON,
-           on_game: Callable[[], None] | None = None) -> LeagueResult:
+           on_game: Callable[[], None] | None = None) -> WinDrawLoss:
     """Play the League measure for ``spec`` (module docstring); ``on_game()`` after each game."""
     if double_games < 1:
         raise ValueError(f"double_games={double_games}: give 1 or more")
@@ -91,4 +63,4 @@ def league(spec: str, double_games: int = LEAGUE_DOUBLE_GAMES, seed: int = 0, ep
         wins, draws, losses = wins + (reward > 0), draws + (reward == 0), losses + (reward < 0)
         if on_game is not None:
             on_game()
-    return LeagueResult(canonical_spec(spec), wins, draws, losses)
+    return WinDrawLoss(wins, draws, losses, interval_method="normal")

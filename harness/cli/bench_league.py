@@ -13,6 +13,7 @@ from harness.bench.league import LEAGUE_DOUBLE_GAMES, LEAGUE_EPSILON, league
 from harness.cli.console import stderr_console, stdout_console
 from harness.cli.options import use_plugins
 from harness.cli.perft import duration
+from harness.registry.specs import canonical_spec
 
 
 def league_command(
@@ -39,6 +40,6 @@ def league_command(
         result = league(spec, games, seed, epsilon, on_game=lambda: progress.advance(task))
     low, high = result.interval
     stdout_console().print(Text(
-        f"{result.spec}: League score {result.score:.3f} (95% {low:.3f}-{high:.3f}) over {result.games} games vs SWH "
+        f"{canonical_spec(spec)}: League score {result.rate:.3f} (95% {low:.3f}-{high:.3f}) over {result.games} games vs SWH "
         f"(epsilon {epsilon:g}): {result.wins} wins, {result.draws} draws, {result.losses} losses; "
         f"{duration(time.perf_counter() - start)}"), soft_wrap=True)

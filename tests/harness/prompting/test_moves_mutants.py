@@ -55,7 +55,8 @@ def test_model_call_failed_text_is_the_kind_then_the_detail():
 # ---------------------------------------------------------------- parse failures and verification
 
 @pytest.mark.parametrize(("text", "finish_reason", "failure"), [
-    ("Let me compare b2 and", "length", ParseFailure(FailureKind.TRUNCATED, "the reply was cut off (length limit) before a move was given")),
+    ("Let me compare b2 and", "length",
+     ParseFailure(FailureKind.TRUNCATED, "the reply was cut off (length limit) before a move was given")),
     (" \n", None, ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply was empty")),
     ("I can't help with that.", None, ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply declined to give a move")),
     ("Let me think", None, ParseFailure(FailureKind.PARSE_ERROR, "no move found in the reply")),

@@ -9,11 +9,15 @@ obstacle ones are among the training boards). Outcomes use the standard rule
 (more discs wins); colours alternate, the agent is black in even games; a draw
 is half a win in the rate and the interval is Wilson's. A game's generators are
 seeded by (seed, board name, opponent spec, game number), so a game is the same
-whichever boards and opponents a call names beside it.
+whichever boards and opponents a call names beside it. ``opening``: the first
+``opening`` discs of every game are placed at random (both sides, from the
+game's own generator), so that two deterministic players (``positional``,
+``ntuple``) play different games instead of the same two again and again.
 
 With a results file every game is appended as one JSON line as soon as it ends
-(spec, seed, board, opponent, game number, the agent's reward); a later call with
-the same file plays only the games it does not hold yet for that spec and seed.
+(spec, seed, opening, board, opponent, game number, the agent's reward); a later
+call with the same file plays only the games it does not hold yet for that spec,
+seed and opening.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from engine.environments import make_env
 from engine.layout import Layout, standard_layout
 from engine.layout_gen import random_layout
 from engine.rules import Rules
+from harness.bench.league import EpsilonPolicy
 from harness.bench.record import WinDrawLoss
 from harness.play.game import play_game
 from harness.registry.specs import make_agent
@@ -73,8 +78,8 @@ def board_set(name: str) -> list[Layout]:
     raise ValueError(f"board set {name!r}: give one of {', '.join(BOARD_SETS)}")
 
 
-def read_results(path: Path, spec: str, seed: int) -> dict[tuple[str, str, int], float]:
-    """The rewards a results file holds for ``spec`` and ``seed``, by (board, opponent, game)."""
+def read_results(path: Path, spec: str, seed: int, opening: int = 0) -> dict[tuple[str, str, int], float]:
+    """The rewards a results file holds for ``spec``, ``seed`` and ``opening``, by (board, opponent, game)."""
     done: dict[tuple[str, str, int], float] = {}
     if not path.is_file():
         return done
@@ -84,7 +89,7 @@ def read_results(path: Path, spec: str, seed: int) -> dict[tuple[str, str, int],
         try:
             row = json.loads(line)
             key = (str(row["board"]), str(row["opponent"]), int(row["game"]))
-            if row["spec"] == spec and int(row["seed"]) == seed:
+            if row["spec"] == spec and int(row["seed"]) == seed and int(row.get("opening", 0)) == opening:
                 done[key] = float(row["reward"])
         except (ValueError, KeyError, TypeError):
             raise ValueError(f"{path}:{number}: not a line of `arena bench az` results (give a new --out file)") from None
@@ -92,14 +97,16 @@ def read_results(path: Path, spec: str, seed: int) -> dict[tuple[str, str, int],
 
 
 def win_rates(spec: str, opponents: list[str], boards: list[Layout], games: int, seed: int = 0,
-              on_game: Callable[[], None] | None = None, results: Path | None = None) -> list[WinRow]:
+              on_game: Callable[[], None] | None = None, results: Path | None = None, opening: int = 0) -> list[WinRow]:
     """Play ``games`` games of ``spec`` against each opponent on each board (module docstring).
 
     ``results``: the JSON-lines file games are appended to and resumed from.
     """
     if games < 1:
         raise ValueError(f"games={games}: give 1 or more")
-    done = read_results(results, spec, seed) if results is not None else {}
+    if opening < 0:
+        raise ValueError(f"opening={opening}: give 0 or more random discs")
+    done = read_results(results, spec, seed, opening) if results is not None else {}
     condition = make_env(0).condition  # Majority: more discs wins
     rows = []
     for board in boards:
@@ -112,13 +119,15 @@ def win_rates(spec: str, opponents: list[str], boards: list[Layout], games: int,
                 if reward is None:
                     agent = make_agent(spec, AgentContext(rules), np.random.default_rng([seed, b, o, game, 1]))
                     other = make_agent(opponent, AgentContext(rules), np.random.default_rng([seed, b, o, game, 2]))
+                    opener = np.random.default_rng([seed, b, o, game, 3])
+                    players = [EpsilonPolicy(agent, 0.0, opener, opening), EpsilonPolicy(other, 0.0, opener, opening)]
                     colour = game % 2
-                    black, white = (agent, other) if colour == 0 else (other, agent)
+                    black, white = players if colour == 0 else players[::-1]
                     reward = float(play_game(rules, condition, black, white).rewards[colour])
                     if results is not None:
                         with results.open("a") as handle:
-                            handle.write(json.dumps({"spec": spec, "seed": seed, "board": board.name, "opponent": opponent,
-                                                     "game": game, "reward": reward}) + "\n")
+                            handle.write(json.dumps({"spec": spec, "seed": seed, "opening": opening, "board": board.name,
+                                                     "opponent": opponent, "game": game, "reward": reward}) + "\n")
                 tally[0 if reward > 0 else 1 if reward == 0 else 2] += 1
                 if on_game is not None:
                     on_game()

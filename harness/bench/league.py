@@ -31,13 +31,14 @@ SWH_SPEC = "positional"
 
 
 class EpsilonPolicy:
-    """A policy that plays a uniformly random legal move with probability ``epsilon``, else the agent's."""
+    """A policy that plays uniformly random legal moves while fewer than ``opening`` discs have been placed
+    in the game, then with probability ``epsilon``, else the agent's."""
 
-    def __init__(self, agent: Agent, epsilon: float, rng: np.random.Generator) -> None:
-        self.agent, self.epsilon, self.rng = agent, epsilon, rng
+    def __init__(self, agent: Agent, epsilon: float, rng: np.random.Generator, opening: int = 0) -> None:
+        self.agent, self.epsilon, self.rng, self.opening = agent, epsilon, rng, opening
 
     def act(self, observation: Observation) -> int:
-        if self.rng.random() < self.epsilon:
+        if observation.move_number < self.opening or self.rng.random() < self.epsilon:
             return int(observation.legal_moves[int(self.rng.integers(len(observation.legal_moves)))])
         return self.agent.act(observation)
 

@@ -30,6 +30,8 @@ def az_command(
     out: Annotated[Path | None, typer.Option("--out", metavar="FILE.jsonl", help=(
         "Append every game to FILE as it ends; run again with the same FILE to play only the missing games."))] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every agent's generator.")] = 0,
+    opening: Annotated[int, typer.Option("--opening", help=(
+        "Place the first N discs of every game at random (both sides), so deterministic players differ game to game."))] = 0,
     plugins: Annotated[list[str] | None, typer.Option("--plugin", help="A module or .py file declaring agents.")] = None,
 ) -> None:
     """Play SPEC against each opponent on a board set (default: standard 8x8 and three boards no az training saw).
@@ -52,10 +54,12 @@ def az_command(
                   TimeElapsedColumn(), console=stderr_console(), transient=True) as progress:
         task = progress.add_task(f"{spec} on {len(boards)} boards", total=games * len(boards) * len(chosen))
         try:
-            rows = win_rates(spec, chosen, boards, games, seed, on_game=lambda: progress.advance(task), results=out)
+            rows = win_rates(spec, chosen, boards, games, seed, on_game=lambda: progress.advance(task), results=out,
+                             opening=opening)
         except ValueError as error:
             raise typer.BadParameter(str(error)) from None
-    table = Table(title=f"{spec}: win rate (draws half), 95% Wilson interval, {games} games each")
+    opened = f", first {opening} discs random" if opening else ""
+    table = Table(title=f"{spec}: win rate (draws half), 95% Wilson interval, {games} games each{opened}")
     for column in ("board", "opponent", "W-D-L", "rate", "95%"):
         table.add_column(column)
     for row in rows:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from harness.bench.az_eval import board_set, held_out_layouts, read_results, win_rates
@@ -51,3 +52,25 @@ def test_results_file_resumes_and_a_game_does_not_depend_on_its_companions(tmp_p
     results.write_text(results.read_text() + "not json\n")
     with pytest.raises(ValueError, match=r"az.jsonl:13: not a line"):
         read_results(results, "greedy", 1)
+
+
+def test_a_random_opening_makes_deterministic_players_play_different_games():
+    from agents.base import AgentContext
+    from engine.environments import make_env
+    from harness.bench.league import EpsilonPolicy
+    from harness.play.game import play_game
+    from harness.registry.specs import make_agent
+
+    env = make_env(0)
+
+    def moves(opening: int, seed: int) -> list[int]:
+        rng = np.random.default_rng(seed)
+        players = [EpsilonPolicy(make_agent("positional", AgentContext(env.rules), np.random.default_rng(0)), 0.0, rng,
+                                 opening) for _ in range(2)]
+        return list(play_game(env.rules, env.condition, *players).moves)
+
+    assert moves(0, 1) == moves(0, 2)  # the same game every time without an opening
+    opened = {tuple(moves(4, seed)) for seed in range(6)}
+    assert len(opened) > 1 and {game[:4] for game in opened} != {tuple(moves(0, 1)[:4])}
+    with pytest.raises(ValueError, match="opening=-1"):
+        win_rates("greedy", ["random"], board_set("issue")[:1], games=1, opening=-1)

@@ -96,6 +96,7 @@ class PaperTask(BaseModel):
     plan: PaperPlan
     env_id: EnvKey
     agent: str
+    shared_dir: str = ""  # the run's directory of shared trainings (PPO-2K: one per environment), set by the runner
 
     @property
     def key(self) -> tuple[EnvKey, str]:

@@ -132,7 +132,7 @@ def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: 
     if resume:
         _drop_partial_line(run_dir / "results.jsonl")
     finished = {k for k, r in read_results(run_dir).items() if r.status == "ok"} if resume else set()
-    todo = [task for task in plan.tasks() if task.key not in finished]
+    todo = [task.model_copy(update={"shared_dir": str(run_dir / "ppo-2k")}) for task in plan.tasks() if task.key not in finished]
     manifest = _manifest(plan, run_dir, jobs, command, resumed=len(finished))
     _write_json(run_dir / "manifest.json", manifest)
     status, error, played = "complete", None, 0

@@ -48,7 +48,7 @@ from harness.play.grants import EvaluationGrants
 from harness.prompting.beliefs import score_belief
 from harness.referee.agent_process import AgentJob, adapt, agent_extras, frozen_copy
 from harness.referee.session import AgentSession
-from harness.registry.specs import make_agent
+from harness.registry.specs import make_agent, parse_spec
 from harness.tournaments.match import MatchResult, run_match
 from harness.tournaments.plan import is_privileged
 
@@ -85,7 +85,7 @@ def evaluate(task: PaperTask, env: Environment, agent: Policy, opponents: Iterab
     for opponent in opponents:
         grants = EvaluationGrants(env)
         context = AgentContext(env.rules, grant_simulator=grants.grant_simulator if opponent.privileged else None)
-        def build_opponent(rng: Any, spec: str = opponent.spec, context: AgentContext = context) -> Any:
+        def build_opponent(rng: Any, spec: str = shared_ppo(task, opponent.spec), context: AgentContext = context) -> Any:
             return make_agent(spec, context, rng)
 
         match: MatchResult = run_match(env, lambda rng: agent, build_opponent, games, _seed(task, opponent.spec, phase))
@@ -94,6 +94,18 @@ def evaluate(task: PaperTask, env: Environment, agent: Policy, opponents: Iterab
                                 win=tally.wins, draw=tally.draws, lose=tally.losses, rewards=match.a_rewards,
                                 simulator_uses=grants.usage.uses))
     return tuple(outcomes)
+
+
+def shared_ppo(task: PaperTask, spec: str) -> str:
+    """``spec`` with the environment's shared PPO-2K training of this run, if it is the default ``ppo`` row or the
+    ``ppo-2k`` opponent (one training per environment, whichever comes first; :mod:`harness.envs.ppo_shared`)."""
+    entry, values = parse_spec(spec)
+    if not task.shared_dir or "," in task.shared_dir or not (spec == "ppo" or (entry.name == "ppo-2k" and values["seed"] == 0)):
+        return spec
+    games = task.plan.budget if entry.name == "ppo" else values["games"]
+    seed = int(np.random.SeedSequence([task.plan.seed, seed_word(task.env_id), _key("ppo-2k")]).generate_state(1)[0])
+    stem = f"{task.shared_dir}/env-{task.env_id}-seed-{seed}-games-{games}"
+    return f"ppo:seed={seed},shared={stem}" if entry.name == "ppo" else f"ppo-2k:games={games},seed={seed},shared={stem}"
 
 
 class _Checkpoints:
@@ -132,7 +144,7 @@ def _base(task: PaperTask, env: Environment) -> dict[str, Any]:
 
 def _run_refereed(task: PaperTask, env: Environment) -> EnvAgentResult:
     """The agent in its own process, adapting through the referee (here), which holds K and the ledger."""
-    job = AgentJob(agent=task.agent, rules=env.rules, budget=task.plan.budget, seed=_seed(task, "agent"),
+    job = AgentJob(agent=shared_ppo(task, task.agent), rules=env.rules, budget=task.plan.budget, seed=_seed(task, "agent"),
                    plugins=task.plan.plugins, curve_points=(WEIGHT_PROGRESS, WEIGHT_RHOS),
                    privileged_condition=env.condition if is_privileged(task.agent) else None)
     checkpoints = _Checkpoints(task, env)
@@ -176,7 +188,7 @@ def _run_in_process(task: PaperTask, env: Environment) -> EnvAgentResult:
     fields: dict[str, Any] = {}
     try:
         grant = arena.grant_simulator if is_privileged(task.agent) else None
-        agent = make_agent(task.agent, AgentContext(env.rules, grant_simulator=grant),
+        agent = make_agent(shared_ppo(task, task.agent), AgentContext(env.rules, grant_simulator=grant),
                            np.random.default_rng(_seed(task, "agent")))
 
         def on_progress(*_args: Any, **_kwargs: Any) -> None:

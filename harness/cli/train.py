@@ -183,7 +183,8 @@ def ppo(
     env: Annotated[str, typer.Argument(help="Environment id (0-55).")],
     budget: Annotated[int, typer.Option("--budget", help="Games to train for (the arena's budget).")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the policy and the self-play draws.")] = 0,
-    n_steps: Annotated[int, typer.Option("--n-steps", help="Learner steps per MaskablePPO update.")] = 512,
+    n_envs: Annotated[int, typer.Option("--n-envs", help="Self-play games played at once.")] = 16,
+    n_steps: Annotated[int, typer.Option("--n-steps", help="Learner steps per game between MaskablePPO updates.")] = 128,
     eval_games: Annotated[int, typer.Option("--eval-games", help="Games of the trained policy against Random (0 to skip).")] = 20,
     out: Annotated[Path | None, typer.Option(
         "--out", metavar="FILE.pt", show_default=False,
@@ -214,7 +215,7 @@ def ppo(
     if out is not None and out.suffix != ".pt":
         raise typer.BadParameter(f"--out {str(out)!r}: give a file name ending in .pt")
     try:
-        config = PpoConfig(n_steps=n_steps, seed=seed)
+        config = PpoConfig(n_envs=n_envs, n_steps=n_steps, seed=seed)
     except ValueError as error:
         raise typer.BadParameter(str(error)) from None
     environment = make_env(parse_env_id(env))
@@ -229,7 +230,7 @@ def ppo(
     torch.save(policy.state_dict(), path)
     console.print(Text(
         f"env {environment.id} ({environment.layout.name}): {arena.games_played:,} games, {stats.steps:,} learner steps in "
-        f"{duration(stats.seconds)} (MaskablePPO, MlpPolicy, n_steps {n_steps}, {stats.snapshots} snapshots, "
+        f"{duration(stats.seconds)} (MaskablePPO, MlpPolicy, {n_envs} games at once, n_steps {n_steps}, {stats.snapshots} snapshots, "
         f"{stats.nan_restores} NaN restores)"), soft_wrap=True)
     if eval_games:
         agent = PpoAgent(AgentContext(environment.rules), np.random.default_rng(seed), config)

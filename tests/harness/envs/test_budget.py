@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import environment
 
 from engine.protocol.arena import BudgetExhausted
 from harness.envs.aec import OthelloAEC
@@ -12,6 +11,7 @@ from harness.envs.gym_env import OthelloGym
 from harness.envs.scoring import FREE_NOTE, FreeScorer
 from harness.envs.vector import OthelloVector
 from harness.play.arena import Arena
+from tests.harness.envs.envs_helpers import environment
 
 
 def _finish_gym(env: OthelloGym) -> float:

@@ -7,10 +7,10 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
-from conftest import ENV_KEYS, environment
 from gymnasium.utils.env_checker import check_env
 
 from harness.envs.gym_env import ENV_ID, OthelloGym
+from tests.harness.envs.envs_helpers import ENV_KEYS, environment
 
 
 @pytest.mark.parametrize("key", ENV_KEYS)

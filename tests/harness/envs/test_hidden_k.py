@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ENV_KEYS, environment
 
 from engine.condition import Condition
 from harness.envs.aec import OthelloAEC
 from harness.envs.gym_env import OthelloGym
 from harness.envs.vector import OthelloVector
+from tests.harness.envs.envs_helpers import ENV_KEYS, environment
 
 
 def _leaks(value: Any, condition: Condition, path: str, seen: set[int], found: list[str], depth: int = 0) -> None:

@@ -6,13 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import ENV_KEYS, environment
 from pettingzoo.test import api_test
 
 from engine.rules import Rules
 from engine.state import PASS
 from harness.envs.aec import OthelloAEC
 from harness.envs.scoring import custom_environment
+from tests.harness.envs.envs_helpers import ENV_KEYS, environment
 
 
 @pytest.mark.parametrize("key", ENV_KEYS)

@@ -5,31 +5,36 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import environment
 from sb3_contrib import MaskablePPO
 
 from agents.base import AgentContext
 from engine.protocol.observation import observe, to_planes
 from engine.state import PASS
 from harness.envs.gym_env import OthelloGym
-from harness.envs.ppo import NanGuard, PpoConfig, TrainStats, _TrainingEnv, guarded_action, train_ppo, usable_mask
+from harness.envs.ppo import NanGuard, PpoConfig, TrainStats, guarded_action, train_ppo, usable_mask
+from harness.envs.scoring import ArenaScorer, FreeScorer, Source
+from harness.envs.selfplay import SelfPlayVecEnv, SnapshotPool, choose
 from harness.play.arena import Arena
 from harness.registry.specs import make_agent
+from tests.harness.envs.envs_helpers import environment
 
-TINY = PpoConfig(n_steps=32, batch_size=16, n_epochs=1, snapshot_games=3, seed=1)
+TINY = PpoConfig(n_envs=4, n_steps=8, batch_size=16, n_epochs=1, snapshot_games=3, seed=1)
 
 
-def test_training_plays_exactly_the_budget_and_stops_without_raising() -> None:
+def test_training_plays_exactly_the_budget_on_several_games_at_once_and_stops_without_raising() -> None:
     arena = Arena(environment(5), budget=7)  # the 6x8 board: short games
     policy, stats = train_ppo(arena, TINY)
-    assert arena.games_played == 7 == stats.games and arena.remaining == 0
-    assert stats.steps > 32 and stats.snapshots == 2 and len(stats.history) == 7
+    assert arena.games_played == 7 == stats.games == len(stats.record) == len(stats.history) and arena.remaining == 0
+    assert stats.steps > 32 and stats.snapshots == 2  # several updates; snapshots after games 3 and 6
+    assert [record.rewards[0] for record in arena.ledger.records] == [reward for _, reward in stats.record]
     assert all(bool(torch.isfinite(p).all()) for p in policy.parameters())
+    with pytest.raises(ValueError, match="not free experimentation"):
+        train_ppo(Source(environment(5).rules, FreeScorer(environment(5).condition)), TINY)
 
 
 def test_the_ppo_spec_adapts_through_an_arena_and_plays_legal_moves() -> None:
     env = environment(12)
-    agent = make_agent("ppo:n_steps=32,epochs=1,snapshot_games=2", AgentContext(env.rules), np.random.default_rng(0))
+    agent = make_agent("ppo:n_envs=2,n_steps=16,epochs=1,snapshot_games=2", AgentContext(env.rules), np.random.default_rng(0))
     arena = Arena(env, budget=4)
     agent.adapt(arena)
     agent.freeze()
@@ -58,16 +63,18 @@ def test_an_unadapted_ppo_agent_plays_and_a_forced_pass_never_reaches_the_policy
 def test_an_all_false_mask_never_reaches_the_policy() -> None:
     assert usable_mask(np.zeros(5, dtype=np.int8)).all()
     assert (usable_mask(np.array([0, 1, 0])) == np.array([False, True, False])).all()
-    env = _TrainingEnv(environment(0), budget=None)
-    env.reset(seed=0)
-    done = False
-    while not done:
-        _, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
-    assert env.action_masks().any()  # the finished episode's mask is all true, not all false
-    model = MaskablePPO("MlpPolicy", OthelloGym(environment(0), budget=None), n_steps=16, seed=0, device="cpu")
+    env = environment(0)
+    vec = SelfPlayVecEnv(Source(env.rules, ArenaScorer(Arena(env, budget=1))), 3, seed=0, snapshot_games=5)
+    model = MaskablePPO("MlpPolicy", OthelloGym(env, budget=None), n_steps=16, seed=0, device="cpu")
+    vec.attach(model.policy)
+    vec.reset()
+    masks = vec.action_masks()
+    assert masks[0].sum() == 4 and masks[1:].all()  # one game of the budget; the idle slots' masks are all true
     planes = np.zeros((3, 8, 8), dtype=np.float32)
     with pytest.raises(ValueError, match="no legal placement to choose from"):
         guarded_action(model.policy, planes, np.zeros(64, dtype=np.int8), np.random.default_rng(0), deterministic=True)
+    with pytest.raises(ValueError, match="no legal placement to choose from"):
+        choose(np.zeros((2, 64)), np.vstack([masks[0], np.zeros(64, dtype=bool)]), np.random.default_rng(0), False)
 
 
 def test_nan_weights_fall_back_to_a_legal_move_and_are_restored_after_an_update() -> None:
@@ -86,6 +93,9 @@ def test_nan_weights_fall_back_to_a_legal_move_and_are_restored_after_an_update(
     move = guarded_action(model.policy, planes, mask, np.random.default_rng(0), deterministic=True,
                           on_fallback=lambda: fallbacks.append(1))
     assert mask[move] == 1 and fallbacks == [1]
+    pool = SnapshotPool(model.policy, np.random.default_rng(0))  # the snapshots' batched choice falls back the same way
+    batch_moves = pool.act(np.zeros(3, dtype=np.int64), np.repeat(planes[None], 3, axis=0), np.repeat(mask[None], 3, axis=0))
+    assert all(mask[m] == 1 for m in batch_moves) and pool.fallbacks == 3
     guard.on_rollout_start()  # after the update: NaN found, the last finite weights put back
     assert stats.nan_restores == 1
     assert all(bool(torch.isfinite(p).all()) for p in model.policy.parameters())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import environment
 
 from engine.state import PASS
 from harness.envs.vector import OthelloVector
+from tests.harness.envs.envs_helpers import environment
 
 
 def _after(rules, state, move):

@@ -77,7 +77,14 @@ def run(
         raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
     failed = [o for o in outcomes if o.status == "failed"]
     console.print(f"{len(outcomes)} cells: {sum(o.status == 'ok' for o in outcomes)} run, "
-                  f"{sum(o.status == 'skipped' for o in outcomes)} finished before, {len(failed)} failed; in {out}",
+                  f"{sum(o.status == 'skipped' for o in outcomes)} finished before, {len(failed)} failed"
+                  f"{capped_note(outcomes)}; in {out}",
                   markup=False, highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+def capped_note(outcomes: list[CellOutcome]) -> str:
+    """', N stopped by a cost cap (raise it and run the sweep again to finish them)', or nothing."""
+    capped = sum(o.status == "capped" for o in outcomes)
+    return f", {capped} stopped by a cost cap (raise it and run the sweep again to finish them)" if capped else ""

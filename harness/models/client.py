@@ -50,6 +50,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 from harness.models.cache import CachedFailure, ResponseCache
 from harness.models.concurrency import AdaptiveLimit
 from harness.models.errors import (
+    SHARED_CAP_REFUSAL,
     BudgetCapReached,
     EndpointDown,
     ModelCallError,
@@ -311,6 +312,9 @@ class ModelClient:
         except (MockExhausted, *_NOT_RETRIED):
             raise  # a test's script ran out (fail loudly, not as a provider error), a cap, a dead endpoint
         except Exception as exc:
+            text = str(exc)
+            if SHARED_CAP_REFUSAL in text:  # a sweep's shared limiter refused it: a cap, not a failure
+                raise BudgetCapReached(text[text.index(SHARED_CAP_REFUSAL):]) from None
             info = classify_error(exc)
             self.usage.failed_calls += 1
             raise ModelCallError(

@@ -50,6 +50,9 @@ class BudgetCapReached(RuntimeError):
     """A cost or token cap was reached; checked before each (non-cached) call starts."""
 
 
+SHARED_CAP_REFUSAL = "shared cost cap reached"  # a sweep's limiter refused the call (harness.sweep.limiter): a BudgetCapReached
+
+
 class EndpointDown(RuntimeError):
     """The model endpoint cannot be used (see :data:`FATAL_KINDS`), or too many calls in a row failed.
 

@@ -26,6 +26,7 @@ from harness.records.commitment import SALT_FILE
 from harness.records.lock import LOCK_FILE
 from harness.runs.llm_config import METRICS_FILE, LlmRunConfig
 from harness.runs.llm_run import run_llm
+from harness.runs.run_stop import CapReached
 from harness.sweep.spec import Cell
 
 CELLS_DIR = "cells"
@@ -37,7 +38,7 @@ class CellOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    status: Literal["ok", "failed", "skipped"]  # skipped: finished before this sweep command
+    status: Literal["ok", "failed", "skipped", "capped"]  # skipped: finished before; capped: a cost cap stopped it
     error: str | None = None
     seconds: float = 0.0
 
@@ -88,6 +89,8 @@ def run_cell(cell: Cell, out: str | Path, endpoints: dict[str, str] | None = Non
                 run_llm(limited(cell.config, endpoints or {}), out=run_dir.parent, run_id=run_dir.name)
     except (KeyboardInterrupt, SystemExit):
         raise
+    except CapReached as capped:  # its own cap or the sweep's shared one: what it played stays; a later sweep resumes it
+        return CellOutcome(id=cell.id, status="capped", error=str(capped), seconds=time.perf_counter() - started)
     except Exception as error:  # noqa: BLE001 - one cell's failure is recorded; the other cells go on
         return CellOutcome(id=cell.id, status="failed", error=f"{type(error).__name__}: {error}",
                            seconds=time.perf_counter() - started)

@@ -9,8 +9,16 @@ each request to the cell's own ``api_base`` (the upstream) once the shared limit
 All workers of the sweep, whatever process or node they run in, meet the same buckets,
 because there is one proxy per provider: on the local backend a thread of the driver, on
 Ray a Ray actor (reached at its node's address). The model client's own retries and
-backoff still apply behind it. Not done: the sweep-wide dollar cap (``max_cost_usd``) is
-validated but not enforced by the proxy; each cell's own ``max_cost_usd`` option is.
+backoff still apply behind it.
+
+``max_cost_usd`` caps what the provider's calls cost over the whole sweep: each reply is
+priced from its ``usage`` (litellm's local price table by default; unpriced models cost 0;
+tests inject a price) and added up in the proxy; once the total has reached the cap, a new
+request is refused without reaching the provider, with HTTP 402 and a message holding
+:data:`~harness.models.errors.SHARED_CAP_REFUSAL`, which the model client raises as
+:class:`~harness.models.errors.BudgetCapReached`: the cell stops as at its own cost cap
+(what is recorded stays recorded; the cell is marked capped and resumes once the cap is
+raised). As with a cell's own cap, calls already in flight finish and are counted.
 
 The clock is injectable (tests use a virtual one: waiting advances it).
 """
@@ -28,10 +36,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness.models.client import import_litellm
+from harness.models.errors import SHARED_CAP_REFUSAL
 from harness.sweep.spec import ProviderLimits
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
+Price = Callable[[str, int, int], float]  # (model, prompt tokens, completion tokens) -> dollars
+
+
+def litellm_price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """A reply's cost from litellm's local price table (0 for a model it does not price)."""
+    try:
+        prompt, completion = import_litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
+                                                             completion_tokens=completion_tokens)
+        return float(prompt) + float(completion)
+    except Exception:  # noqa: BLE001 - litellm raises many kinds for a model it does not price
+        return 0.0
+
+
+class CostCapReached(RuntimeError):
+    """The provider's sweep-wide ``max_cost_usd`` is spent: the request is refused before it reaches the provider."""
 
 
 class TokenBucket:
@@ -88,7 +113,9 @@ class SlidingWindow:
 class Limiter:
     """The limits of one provider: buckets, a concurrency gate, and the admission times (for reports and tests)."""
 
-    def __init__(self, limits: ProviderLimits, clock: Clock = time.monotonic, sleep: Sleep = time.sleep) -> None:
+    def __init__(self, limits: ProviderLimits, clock: Clock = time.monotonic, sleep: Sleep = time.sleep,
+                 price: Price = litellm_price) -> None:
+        self.max_cost_usd, self.price, self.spent_usd, self.refused = limits.max_cost_usd, price, 0.0, 0
         self.requests = SlidingWindow(limits.requests_per_minute, clock, sleep) if limits.requests_per_minute else None
         self.tokens = TokenBucket(limits.tokens_per_minute, clock, sleep) if limits.tokens_per_minute else None
         self.gate = threading.BoundedSemaphore(limits.concurrency) if limits.concurrency else None
@@ -97,6 +124,8 @@ class Limiter:
         self.lock = threading.Lock()
 
     def admit(self) -> None:
+        """Wait for room under every limit; raises CostCapReached (before waiting) once the dollar cap is spent."""
+        self._check_cost()
         if self.gate is not None:
             self.gate.acquire()
         if self.tokens is not None:
@@ -106,11 +135,31 @@ class Limiter:
         with self.lock:
             self.admitted.append(self.clock())
 
-    def release(self, tokens: int) -> None:
+    def _check_cost(self) -> None:
+        with self.lock:
+            if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd:
+                self.refused += 1
+                raise CostCapReached(f"{SHARED_CAP_REFUSAL}: ${self.spent_usd:.4f} spent of the sweep's "
+                                     f"max_cost_usd ${self.max_cost_usd:g} for this provider")
+
+    def release(self, tokens: int, cost_usd: float = 0.0) -> None:
         if self.tokens is not None and tokens:
             self.tokens.charge(tokens)
+        with self.lock:
+            self.spent_usd += cost_usd
         if self.gate is not None:
             self.gate.release()
+
+    def reply_cost(self, reply: bytes) -> tuple[int, float]:
+        """(total tokens, dollars) of a reply, from its ``usage`` and ``model``."""
+        try:
+            body = json.loads(reply)
+            usage = body.get("usage") or {}
+            prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+            total = int(usage.get("total_tokens") or prompt + completion)
+            return total, (self.price(str(body.get("model") or ""), prompt, completion) if total else 0.0)
+        except (ValueError, AttributeError, TypeError):
+            return 0, 0.0
 
 
 class LimitingProxy:
@@ -139,8 +188,12 @@ def _handler(proxy: LimitingProxy) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802 - the http.server name
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
-            proxy.limiter.admit()
-            status, reply, reply_headers, tokens = 502, b"", {}, 0
+            try:
+                proxy.limiter.admit()
+            except CostCapReached as refused:
+                self._send(402, json.dumps({"error": {"message": str(refused), "type": "budget_cap"}}).encode(), {})
+                return
+            status, reply, reply_headers = 502, b"", {}
             try:
                 request = urllib.request.Request(proxy.upstream + self.path, data=body, headers=headers, method="POST")
                 with urllib.request.urlopen(request, timeout=600) as response:  # noqa: S310 - the user's own endpoint
@@ -150,12 +203,15 @@ def _handler(proxy: LimitingProxy) -> type[BaseHTTPRequestHandler]:
             except OSError as error:
                 reply = json.dumps({"error": {"message": f"the sweep's limiter could not reach {proxy.upstream}: {error}"}}).encode()
             finally:
-                tokens = _usage(reply)
-                proxy.limiter.release(tokens)
+                proxy.limiter.release(*proxy.limiter.reply_cost(reply))
+            self._send(status, reply, reply_headers)
+
+        def _send(self, status: int, reply: bytes, reply_headers: dict[str, str]) -> None:
             self.send_response(status)
             for key, value in reply_headers.items():
-                if key.lower() not in ("content-length", "transfer-encoding", "connection"):
+                if key.lower() not in ("content-length", "transfer-encoding", "connection", "content-type"):
                     self.send_header(key, value)
+            self.send_header("Content-Type", reply_headers.get("Content-Type", "application/json"))
             self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
             self.wfile.write(reply)
@@ -164,13 +220,6 @@ def _handler(proxy: LimitingProxy) -> type[BaseHTTPRequestHandler]:
             return
 
     return Handler
-
-
-def _usage(reply: bytes) -> int:
-    try:
-        return int(json.loads(reply).get("usage", {}).get("total_tokens") or 0)
-    except (ValueError, AttributeError, TypeError):
-        return 0
 
 
 class ProxyActor:
@@ -184,3 +233,6 @@ class ProxyActor:
 
     def admitted(self) -> list[float]:
         return list(self.proxy.limiter.admitted)
+
+    def spent_usd(self) -> float:
+        return self.proxy.limiter.spent_usd

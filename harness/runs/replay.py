@@ -8,7 +8,10 @@
   with the recorded disc counts and the rewards the env's condition gives them, a
   forfeited game must stop with the forfeiting colour to move and rewards -1/+1.
   Works on ``arena run`` directories (``GameEntry`` lines) and on ``arena
-  tournament`` directories (``GameLine`` lines, one env per line).
+  tournament`` directories (``GameLine`` lines, one env per line). Before any of that,
+  the commitments of the held-out suite environments the run played
+  (:func:`suite_commitments`): each sealed condition's salted sha256 must equal the one
+  in the suite's public file, else the environment is named and its games are not re-played.
 - :func:`game_plies`: one game ply by ply, with the model's replies of that ply
   (from ``calls.jsonl``), for ``arena replay RUN --game N``.
 
@@ -21,13 +24,15 @@ import json
 import re
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from engine import make_env
+from engine import EnvKey, EnvSpecError, make_env
+from engine.env_spec import is_sealed
 from engine.rules import Rules
 from engine.state import BLACK, COLOUR_NAMES, State
 from harness.play.game import move_notation
@@ -50,7 +55,7 @@ from harness.runs.llm_run import LlmRunConfig
 class ReplayGame:
     """One recorded game in a common form: which env, where it sits, moves and what was recorded."""
 
-    env_id: int
+    env_id: EnvKey
     phase: str  # adapt / eval, or "tournament"
     game_index: int
     opponent: str  # the opponent, or "A vs B" for a tournament game
@@ -100,6 +105,8 @@ class ReplayReport:
             lines.append("records: " + ("intact (hash chains, seal, every game and call present)" if not self.findings
                                         else f"{len(self.findings)} finding(s)"))
             lines += ["  " + f.describe() for f in self.findings] + ["  " + note for note in self.notes]
+        else:
+            lines += [f.describe() for f in self.findings] + self.notes
         lines.append(f"replayed {self.games_checked} games ({self.kind} run): "
                      + (f"{len(self.mismatches)} mismatch(es) in {sum(self.bad_games.values())} game(s)" if self.mismatches
                         else "no mismatches"))
@@ -155,12 +162,13 @@ def recorded_games(run_dir: str | Path) -> tuple[str, list[ReplayGame]]:
     return kind, _tournament_games(run_dir)
 
 
-def _llm_games(env_id: int, games: tuple[GameEntry, ...], lines: list[int]) -> list[ReplayGame]:
+def _llm_games(env_id: EnvKey, games: tuple[GameEntry, ...], lines: list[int]) -> list[ReplayGame]:
     return [ReplayGame(env_id, g.phase, g.game_index, g.opponent, g.layout, g.moves, g.black_discs, g.white_discs,
                        g.rewards, g.forfeit_by, line) for g, line in zip(games, lines)]
 
 
-def _tournament_games(run_dir: Path) -> list[ReplayGame]:
+def _tournament_games(run_dir: Path, skip: frozenset[EnvKey] = frozenset()) -> list[ReplayGame]:
+    """The games of a tournament directory, but those on the environments in ``skip`` (a broken commitment)."""
     from harness.tournaments.plan import GameLine
 
     path = run_dir / GAMES_FILE
@@ -175,6 +183,8 @@ def _tournament_games(run_dir: Path) -> list[ReplayGame]:
         except ValidationError as error:
             problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in error.errors())
             raise TranscriptError(f"corrupted tournament game line: {problem}", path, number) from None
+        if line.env_id in skip:
+            continue
         layout = make_env(line.env_id).layout.name
         games.append(ReplayGame(line.env_id, f"env {line.env_id}", line.game, f"{line.agent_a} vs {line.agent_b}", layout,
                                 line.moves, line.black_discs, line.white_discs, line.rewards, None, number))
@@ -189,15 +199,20 @@ def replay_run(run_dir: str | Path) -> ReplayReport:
     run_dir = Path(run_dir)
     if run_kind(run_dir) == "llm":
         config = llm_config(run_dir)
+        suite_findings, suite_notes, broken = suite_commitments([config.env])
         check = check_records(run_dir, budget=config.budget, eval_games=config.eval_games * len(config.opponents))
         log = check.games
         kind, games = "llm", _llm_games(config.env, log.records, [log.line(i) for i in range(len(log.records))])
-        findings, notes = commitment_check(run_dir, config.env)
-        report = ReplayReport(kind, findings=list(check.findings) + findings, notes=list(check.notes) + notes)
+        findings, notes = commitment_check(run_dir, config.env) if not broken else ([], [])
+        report = ReplayReport(kind, findings=list(check.findings) + suite_findings + findings,
+                              notes=list(check.notes) + suite_notes + notes)
     else:
-        kind, games = recorded_games(run_dir)
-        report = ReplayReport(kind)
-    envs: dict[int, Any] = {}
+        manifest = read_json(run_dir / MANIFEST_FILE, "manifest", "the run has no manifest")
+        suite_findings, suite_notes, broken = suite_commitments(manifest.get("envs") or [])
+        kind, games = "tournament", _tournament_games(run_dir, broken)
+        report = ReplayReport(kind, findings=suite_findings, notes=suite_notes)
+    games = [game for game in games if game.env_id not in broken]
+    envs: dict[EnvKey, Any] = {}
     for game in games:
         env = envs.setdefault(game.env_id, make_env(game.env_id))
         found = check_game(env.rules, env.condition, game)
@@ -209,11 +224,33 @@ def replay_run(run_dir: str | Path) -> ReplayReport:
     return report
 
 
+def suite_commitments(keys: Sequence[EnvKey]) -> tuple[list[Finding], list[str], frozenset[EnvKey]]:
+    """(findings, notes, broken keys) on the commitments of the held-out suite entries among ``keys``.
+
+    Each entry is rebuilt through :func:`engine.suite.suite_env`, which recomputes the salted sha256
+    of the sealed condition and compares it with the public file's commitment (and the public file
+    with the digest the sealed file recorded): a mismatch is a finding naming the environment.
+    """
+    sealed = sorted({key for key in keys if is_sealed(key)}, key=str)
+    findings, broken = [], set()
+    for key in sealed:
+        try:
+            make_env(key)
+        except EnvSpecError as error:
+            broken.add(key)
+            findings.append(Finding(key.rpartition(":")[0] if isinstance(key, str) else str(key), None,
+                                    f"commitment FAILED for environment {key}: {error}"))
+    if not sealed or findings:
+        return findings, [], frozenset(broken)
+    return [], [f"commitments OK: the salted sha256 of the sealed condition of each of the {len(sealed)} held-out "
+                "environment(s) equals its commitment in the suite's public.json"], frozenset()
+
+
 _REPORT_LINE = re.compile(r"^Condition: (?P<condition>.+) \(salt (?P<salt>\S+), committed in the manifest as sha256 "
                           r"(?P<sha256>[0-9a-f]+)\)\.$", re.MULTILINE)
 
 
-def commitment_check(run_dir: Path, env_id: int) -> tuple[list[Finding], list[str]]:
+def commitment_check(run_dir: Path, env_id: EnvKey) -> tuple[list[Finding], list[str]]:
     """(findings, notes) on the commitment to the condition: the condition and salt revealed in metrics.json and
     report.md must give the manifest's sha256, and the condition must be env ``env_id``'s real one."""
     committed = TranscriptReader(run_dir).manifest().condition_sha256

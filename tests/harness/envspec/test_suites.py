@@ -95,12 +95,21 @@ def test_a_mock_run_on_a_suite_entry_never_shows_its_condition_and_replay_checks
         assert word not in calls, word
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     assert entry["condition"] not in json.dumps(manifest)
-    assert "no mismatches" in arena("replay", run_dir).output
+    replayed = arena("replay", run_dir).output
+    assert "no mismatches" in replayed and "commitments OK" in replayed and entry["condition"] not in replayed
+    arena("tournament", "--agents", "greedy", "--agents", "random", "--envs", f"{suite}:1-2", "--games", 1, "--jobs", 1,
+          "--in-process", "--out", tmp_path / "t")
+    assert "commitments OK: the salted sha256 of the sealed condition of each of the 2" in arena("replay", tmp_path / "t").output
     sealed = json.loads((suite / SEALED_FILE).read_text(encoding="utf-8"))
-    sealed["environments"][2]["condition"] = "k=0.321"
+    sealed["environments"][2]["condition"] = "k=0.321"  # tampered after the runs: entry 2 no longer matches public.json
     (suite / SEALED_FILE).write_text(json.dumps(sealed), encoding="utf-8")
-    result = CliRunner().invoke(app, ["replay", str(run_dir)], env=WIDE)
-    assert result.exit_code == 2 and "does not match its commitment" in result.output
+    for directory in (run_dir, tmp_path / "t"):
+        result = CliRunner().invoke(app, ["replay", str(directory)], env=WIDE)
+        assert result.exit_code == 1 and "commitments OK" not in result.output, result.output
+        assert f"commitment FAILED for environment {suite.resolve()}:2" in result.output
+        assert "entry 2's sealed condition does not match its commitment" in result.output
+        assert f"environment {suite.resolve()}:1" not in result.output  # entry 1 still checks out
+    assert f"env {suite.resolve()}:2" not in result.output and f"env {suite.resolve()}:1" in result.output  # its games replayed
 
 
 def test_a_custom_layout_and_condition_runs_through_match_tournament_and_bench_paper(tmp_path, monkeypatch):

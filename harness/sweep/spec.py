@@ -68,7 +68,7 @@ class ProviderLimits(BaseModel):
     requests_per_minute: int | None = Field(default=None, ge=1)
     tokens_per_minute: int | None = Field(default=None, ge=1)
     concurrency: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, gt=0)  # validated; not enforced yet (harness.sweep.limiter)
+    max_cost_usd: float | None = Field(default=None, gt=0)  # the provider's spending over the whole sweep (harness.sweep.limiter)
     port: int = Field(default=0, ge=0, le=65535)  # the proxy's port (0: any free one; fix it to resume limited cells)
 
 

@@ -54,3 +54,26 @@ def test_bench_az_resumes_from_its_results_file_and_bench_league_reports_the_rec
     one_error_line(invoke("bench", "az", "greedy", "--boards", "nine"), "--boards 'nine'")
     league = invoke("bench", "league", "greedy", "--games", 2)
     assert league.exit_code == 0 and "greedy: League score" in league.output and "over 4 games" in league.output
+
+
+def test_az_and_ntuple_are_listed_and_serve_as_opponents_in_tournaments_and_bench_paper(tmp_path, monkeypatch):
+    import typer
+
+    from harness.cli import bench_paper
+
+    listed = invoke("agents")
+    assert listed.exit_code == 0 and " az " in listed.output and " ntuple " in listed.output, listed.output
+    tournament = invoke("tournament", "--agents", "az:seconds=1,simulations=2", "--agents", "ntuple", "--vs", "positional",
+                        "--envs", 5, "--games", 1, "--jobs", 1, "--in-process", "--out", tmp_path / "t")
+    assert tournament.exit_code == 0 and "2 games: 1 per pairing" in tournament.output, tournament.output
+    assert "az:seconds=1,simulations=2" in tournament.output and "ntuple" in tournament.output
+    seen = {}
+
+    def stop(plan, run_dir, jobs, command, **kwargs):
+        seen["opponents"] = [o.spec for o in plan.opponents]
+        raise typer.Exit(0)
+
+    monkeypatch.setattr(bench_paper, "run_bench_paper", stop)
+    paper = invoke("bench", "paper", "--envs", 0, "--agents", "interval", "--opponents", "az:seconds=1",
+                   "--opponents", "ntuple:depth=2", "--jobs", 1, "--out", tmp_path / "b")
+    assert paper.exit_code == 0 and seen["opponents"] == ["az:seconds=1", "ntuple:depth=2"], paper.output

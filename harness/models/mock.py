@@ -1,7 +1,9 @@
 """Scripted mock models: offline stand-ins for a foundation model, for tests and the CLI.
 
 ``--model mock/<name>`` picks one from :data:`MOCK_MODELS` (see :func:`make_mock`;
-``mock/script:FILE.jsonl``, replies from a file, is :mod:`harness.models.script`'s);
+``mock/echo`` answers the first legal move the prompt shows, ``mock/fixed:MOVE`` always
+answers MOVE, legal or not; ``mock/script:FILE.jsonl``, replies from a file, is
+:mod:`harness.models.script`'s);
 tests build a :class:`MockModel` directly. A mock answers from a fixed list of replies
 (raising :class:`MockExhausted` when they run out) or from a function of the messages
 (e.g. the first legal move listed in the prompt), and can inject failures by
@@ -49,8 +51,8 @@ from harness.models.script import SCRIPT_PREFIX, ScriptedModel
 
 __all__ = [
     "FAILURE_KINDS", "MOCK_MODELS", "RAISED_FAILURES", "REFUSAL_TEXT", "REPLY_FAILURES", "MockExhausted", "MockModel",
-    "MockReply", "UnknownMockModel", "estimate_tokens", "first_legal", "legal_moves_in", "make_mock", "make_offline_model",
-    "random_legal",
+    "MockReply", "UnknownMockModel", "estimate_tokens", "first_legal", "fixed_reply", "legal_moves_in", "make_mock",
+    "make_offline_model", "random_legal",
 ]
 
 FAILURE_KINDS = RAISED_FAILURES + REPLY_FAILURES
@@ -77,6 +79,15 @@ def first_legal(messages: Messages, rng: random.Random) -> str:
     """The first legal move listed in the last user message (``pass`` if none)."""
     moves = legal_moves_in(last_user_text(messages))
     return moves[0] if moves else "pass"
+
+
+def fixed_reply(text: str) -> ReplyFn:
+    """A reply function answering ``text`` to every request (``mock/fixed:MOVE``)."""
+
+    def reply(messages: Messages, rng: random.Random) -> str:
+        return text
+
+    return reply
 
 
 def random_legal(messages: Messages, rng: random.Random) -> str:
@@ -206,9 +217,12 @@ def fixed_strategy(messages: Messages, rng: random.Random) -> str:
     return STRATEGY_REPLY
 
 
+FIXED_PREFIX = "fixed:"  # mock/fixed:MOVE answers MOVE to every request
+
 # name -> (reply function, default failure rate). Names are used as ``mock/<name>``.
 MOCK_MODELS: dict[str, tuple[ReplyFn, float]] = {
     "first-legal": (first_legal, 0.0),
+    "echo": (first_legal, 0.0),  # echoes the first legal move the prompt shows (first-legal's other name)
     "random-legal": (random_legal, 0.0),
     "flaky-first-legal": (first_legal, 0.2),  # 20% of calls fail, every kind
     "flaky-random-legal": (random_legal, 0.2),
@@ -225,9 +239,15 @@ def make_mock(name: str, seed: int = 0, **options: Any) -> MockModel:
     ``options`` are passed to :class:`MockModel` (e.g. ``failure_rate``, ``latency_s``).
     """
     short = name.removeprefix("mock/")
+    if short.startswith(FIXED_PREFIX):
+        text = short.removeprefix(FIXED_PREFIX).strip()
+        if not text:
+            raise UnknownMockModel(f"mock model {name!r}: give the reply after the colon, e.g. mock/{FIXED_PREFIX}d3")
+        return MockModel(reply_fn=fixed_reply(text), seed=seed, name=f"mock/{FIXED_PREFIX}{text}", **options)
     if short not in MOCK_MODELS:
         valid = ", ".join(f"mock/{n}" for n in sorted(MOCK_MODELS))
-        raise UnknownMockModel(f"unknown mock model {name!r}; valid: {valid}, mock/{SCRIPT_PREFIX}FILE.jsonl (replies from a file)")
+        raise UnknownMockModel(f"unknown mock model {name!r}; valid: {valid}, mock/{FIXED_PREFIX}MOVE (always MOVE), "
+                               f"mock/{SCRIPT_PREFIX}FILE.jsonl (replies from a file)")
     reply_fn, failure_rate = MOCK_MODELS[short]
     options.setdefault("failure_rate", failure_rate)
     return MockModel(reply_fn=reply_fn, seed=seed, name=f"mock/{short}", **options)

@@ -13,7 +13,11 @@ hands out the same objects as fixtures; ``docs/testing-with-mocks.md`` has a com
   :func:`truncated`), :class:`LegalMoves`, :func:`free_port`;
 - :func:`run_arena` (an ``arena run`` into a directory, returned parsed as a :class:`RunResult`:
   manifest, config, games and calls as the project's pydantic records, metrics, report),
-  :func:`read_run`;
+  :func:`read_run`; :func:`play_match` / :func:`play_tournament` (``arena match`` /
+  ``arena tournament``, returned as a :class:`TournamentRunResult`: ``TournamentResults``,
+  ``GameLine`` games, model calls), :func:`read_tournament_run`; :func:`play_bench_paper`
+  (``arena bench paper --quick``-sized, returned as a :class:`BenchRunResult`: ``PaperPlan``,
+  ``EnvAgentResult`` pairs, ``PaperSummary``, report), :func:`read_bench_run`;
 - :func:`script_from_calls` / :func:`write_calls_script` (``arena calls-to-script``): a run's
   replies as a script, so ``--model mock/script:FILE`` plays it again move for move.
 
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness.models.replies import INJECTABLE_KINDS, TAXONOMY_KINDS, MockExhausted
     from harness.models.script import RecordedRequest, ScriptedModel, ScriptError, ScriptLine, load_script, write_script
+    from harness.testing.bench_runs import BenchRunResult, play_bench_paper, read_bench_run
     from harness.testing.faults import FAULT_KINDS, FaultSpec, FaultSpecError
     from harness.testing.runs import RunResult, read_run, run_arena
     from harness.testing.scripts import script_from_calls, write_calls_script
@@ -44,22 +49,26 @@ if TYPE_CHECKING:
         stall,
         truncated,
     )
+    from harness.testing.tournaments import TournamentRunResult, play_match, play_tournament, read_tournament_run
 
 _HOMES = {
     "harness.models.replies": ("INJECTABLE_KINDS", "TAXONOMY_KINDS", "MockExhausted"),
     "harness.models.script": ("RecordedRequest", "ScriptedModel", "ScriptError", "ScriptLine", "load_script", "write_script"),
     "harness.testing.faults": ("FAULT_KINDS", "FaultSpec", "FaultSpecError"),
     "harness.testing.runs": ("RunResult", "read_run", "run_arena"),
+    "harness.testing.tournaments": ("TournamentRunResult", "play_match", "play_tournament", "read_tournament_run"),
+    "harness.testing.bench_runs": ("BenchRunResult", "play_bench_paper", "read_bench_run"),
     "harness.testing.scripts": ("script_from_calls", "write_calls_script"),
     "harness.testing.stub_server": ("Behaviour", "LegalMoves", "StubServer", "free_port", "malformed", "ok", "rate_limit",
                                     "server_error", "stall", "truncated"),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
-    "FAULT_KINDS", "INJECTABLE_KINDS", "TAXONOMY_KINDS", "Behaviour", "FaultSpec", "FaultSpecError", "LegalMoves",
-    "MockExhausted", "RecordedRequest", "RunResult", "ScriptError", "ScriptLine", "ScriptedModel", "StubServer", "free_port",
-    "load_script", "malformed", "ok", "rate_limit", "read_run", "run_arena", "script_from_calls", "server_error", "stall",
-    "truncated", "write_calls_script", "write_script",
+    "FAULT_KINDS", "INJECTABLE_KINDS", "TAXONOMY_KINDS", "BenchRunResult", "Behaviour", "FaultSpec", "FaultSpecError",
+    "LegalMoves", "MockExhausted", "RecordedRequest", "RunResult", "ScriptError", "ScriptLine", "ScriptedModel", "StubServer",
+    "TournamentRunResult", "free_port", "load_script", "malformed", "ok", "play_bench_paper", "play_match",
+    "play_tournament", "rate_limit", "read_bench_run", "read_run", "read_tournament_run", "run_arena", "script_from_calls",
+    "server_error", "stall", "truncated", "write_calls_script", "write_script",
 ]
 assert sorted(__all__) == sorted(_MODULE_OF), "every public name has one home"
 

@@ -12,6 +12,11 @@
   api_base=stub_server.url``.
 - ``arena_run``: ``arena_run(model, env=0, budget=2, eval_games=2, ...)`` plays an ``arena run``
   in the test's ``tmp_path`` and returns it parsed (:class:`~harness.testing.runs.RunResult`).
+- ``arena_match`` / ``arena_tournament``: ``arena_match("greedy", "llm-policy:model=mock/echo",
+  env=0, games=2)`` / ``arena_tournament(["greedy", "random"], envs=[0, 5])`` play ``arena match`` /
+  ``arena tournament`` there (:class:`~harness.testing.tournaments.TournamentRunResult`).
+- ``arena_bench``: ``arena_bench(["interval"], envs=[5], budget=3, games=1)``, an ``arena bench
+  paper --quick``-sized run there (:class:`~harness.testing.bench_runs.BenchRunResult`).
 
 Loading this module imports only pytest and the standard library (the fixtures import the
 harness when used), so it costs nothing to a test run that does not use them; litellm is
@@ -29,8 +34,10 @@ import pytest
 
 if TYPE_CHECKING:
     from harness.models.script import ScriptedModel
+    from harness.testing.bench_runs import BenchRunResult
     from harness.testing.runs import RunResult
     from harness.testing.stub_server import StubServer
+    from harness.testing.tournaments import TournamentRunResult
 
 DUMMY_KEY = "stub-key-not-a-secret"
 
@@ -73,5 +80,41 @@ def arena_run(tmp_path: Path) -> Callable[..., RunResult]:
     def run(model: Any, **options: Any) -> RunResult:
         options.setdefault("out", tmp_path / "runs")
         return run_arena(model, **options)
+
+    return run
+
+
+@pytest.fixture
+def arena_match(tmp_path: Path) -> Callable[..., TournamentRunResult]:
+    """``arena_match(A, B, env=0, games=2, ...)``: :func:`harness.testing.tournaments.play_match` into ``tmp_path / "runs"``."""
+    from harness.testing.tournaments import play_match
+
+    def run(agent_a: str, agent_b: str, **options: Any) -> TournamentRunResult:
+        options.setdefault("out", tmp_path / "runs")
+        return play_match(agent_a, agent_b, **options)
+
+    return run
+
+
+@pytest.fixture
+def arena_tournament(tmp_path: Path) -> Callable[..., TournamentRunResult]:
+    """``arena_tournament(agents, envs=(0,), vs=None, ...)``: :func:`harness.testing.tournaments.play_tournament`."""
+    from harness.testing.tournaments import play_tournament
+
+    def run(agents: Any, **options: Any) -> TournamentRunResult:
+        options.setdefault("out", tmp_path / "runs")
+        return play_tournament(agents, **options)
+
+    return run
+
+
+@pytest.fixture
+def arena_bench(tmp_path: Path) -> Callable[..., BenchRunResult]:
+    """``arena_bench(agents, envs=(5,), suite=None, budget=..., games=...)``: :func:`harness.testing.bench_runs.play_bench_paper`."""
+    from harness.testing.bench_runs import play_bench_paper
+
+    def run(agents: Any = ("interval",), **options: Any) -> BenchRunResult:
+        options.setdefault("out", tmp_path / "runs")
+        return play_bench_paper(agents, **options)
 
     return run

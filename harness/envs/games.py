@@ -127,6 +127,12 @@ class GameArrays:
             self._run(batch.step_games, *self._step_args)
         return self._result
 
+    def step_one(self, action: int) -> int:
+        """One placement in a single-game batch (the AEC and Gymnasium envs' hot path): the game's status."""
+        self._actions[0] = action
+        batch.step_games(0, 1, *self._step_args)
+        return int(self.status[0])
+
     def moves(self, game: int) -> list[int]:
         """Game ``game``'s moves so far (after a step that finished it: the finished game's), PASS = -1."""
         return [int(move) for move in self.history[game, : self.plies[game]]]

@@ -33,8 +33,8 @@ from gymnasium import spaces
 from engine.environments import Environment
 from engine.protocol.arena import DEFAULT_BUDGET, AdaptationArena
 from engine.state import BLACK, COLOUR_NAMES
-from harness.envs.scoring import Source, open_source
-from harness.envs.single import SingleGame, planes_space
+from harness.envs.scoring import Source
+from harness.envs.single import RENDER_MODES, GameFace, planes_space
 
 ENV_ID = "ExpandedOthello-v0"  # gymnasium.make(ENV_ID, env=..., ...) builds an OthelloGym
 Opponent = Callable[[np.ndarray, np.ndarray, np.random.Generator], int]
@@ -46,35 +46,20 @@ def random_opponent(planes: np.ndarray, mask: np.ndarray, rng: np.random.Generat
     return int(legal[int(rng.integers(len(legal)))])
 
 
-class OthelloGym(gym.Env[np.ndarray, np.int64]):
+class OthelloGym(GameFace, gym.Env[np.ndarray, np.int64]):
     """Expanded Othello for one learner (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
     def __init__(self, env: int | Environment | Source | None = None, *, opponent: Opponent | None = None,
                  arena: AdaptationArena | None = None, budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False,
                  render_mode: str | None = None) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}: choose one of {', '.join(self.metadata['render_modes'])} or None")
-        source = open_source(env, arena=arena, budget=budget, reveal_k=reveal_k)
-        self._game = SingleGame(source)
-        self.render_mode = render_mode
-        self.budgeted = source.budgeted
-        self.revealed_k = source.revealed_k
-        self.layout = source.rules.layout
+        self._open(env, arena, budget, reveal_k, render_mode)
         self.observation_space = planes_space(self.layout.rows, self.layout.cols)
         self.action_space = spaces.Discrete(self.layout.cells)
         self._opponent: Opponent = opponent or random_opponent
         self._episodes = 0
         self.learner = BLACK
-
-    @property
-    def games_played(self) -> int:
-        return self._game.source.scorer.games_played
-
-    @property
-    def budget(self) -> int | None:
-        return self._game.source.scorer.budget
 
     def set_opponent(self, opponent: Opponent) -> None:
         """Play the next moves against ``opponent`` (e.g. a newer snapshot of the learner)."""
@@ -119,11 +104,6 @@ class OthelloGym(gym.Env[np.ndarray, np.int64]):
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._game.mask(), "learner": COLOUR_NAMES[self.learner]}
-
-    def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None or not self._game.started:
-            return None
-        return self._game.ansi() if self.render_mode == "ansi" else self._game.rgb()
 
 
 if ENV_ID not in gym.registry:

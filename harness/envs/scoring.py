@@ -62,14 +62,11 @@ class Scorer(Protocol):
         ...
 
 
-class FreeScorer:
-    """Scores with the condition directly; counts games but enforces no budget."""
+class _SelfCounted:
+    """A scorer that counts the games it scores itself, against ``_budget`` (None: no budget)."""
 
-    budgeted = False
-    note = FREE_NOTE
-
-    def __init__(self, condition: Condition) -> None:
-        self._condition = condition  # private: the hidden K
+    def __init__(self, budget: int | None) -> None:
+        self._budget = budget
         self._games = 0
 
     @property
@@ -78,7 +75,18 @@ class FreeScorer:
 
     @property
     def budget(self) -> int | None:
-        return None
+        return self._budget
+
+
+class FreeScorer(_SelfCounted):
+    """Scores with the condition directly; counts games but enforces no budget."""
+
+    budgeted = False
+    note = FREE_NOTE
+
+    def __init__(self, condition: Condition) -> None:
+        super().__init__(None)
+        self._condition = condition  # private: the hidden K
 
     def check_open(self) -> None:
         """Always open."""
@@ -147,7 +155,7 @@ class ArenaScorer:
         return f"ArenaScorer(budget={self.budget}, games_played={self.games_played})"
 
 
-class TableScorer:
+class TableScorer(_SelfCounted):
     """Scores with a privileged simulator's reward table (the true rule, granted and recorded) for ``budget`` games.
 
     For opponents whose registry entry is privileged (PPO-2K as an evaluation opponent
@@ -157,20 +165,11 @@ class TableScorer:
     budgeted = True
 
     def __init__(self, reward_table: np.ndarray, budget: int) -> None:
+        super().__init__(budget)
         self._table = reward_table  # private: the true rewards for every final count
-        self._budget = budget
-        self._games = 0
-
-    @property
-    def games_played(self) -> int:
-        return self._games
-
-    @property
-    def budget(self) -> int | None:
-        return self._budget
 
     def check_open(self) -> None:
-        if self._games >= self._budget:
+        if self._budget is not None and self._games >= self._budget:
             raise BudgetExhausted(f"budget of {self._budget} games used up: no further game is allowed")
 
     def score(self, moves: Sequence[int], black: int, white: int) -> tuple[int, int]:

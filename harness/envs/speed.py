@@ -9,6 +9,7 @@ environment (a budgeted one would stop after 2,000 games). An env-step is one pl
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +35,17 @@ class Speed:
     note: str = ""
 
 
-def _timed(run_for: Callable[[float], tuple[int, int]], seconds: float) -> tuple[float, float]:
+def _timed(one: Callable[[], tuple[int, int]], seconds: float) -> tuple[float, float]:
+    """Steps and games per second of ``one()`` (a unit of work: its steps and games) repeated for ``seconds``."""
+
+    def run_for(limit: float) -> tuple[int, int]:
+        steps = games = 0
+        end = time.perf_counter() + limit
+        while time.perf_counter() < end:
+            unit_steps, unit_games = one()
+            steps, games = steps + unit_steps, games + unit_games
+        return steps, games
+
     run_for(min(0.2, seconds))  # warm-up: compile, fill caches
     start = time.perf_counter()
     steps, games = run_for(seconds)
@@ -45,16 +56,12 @@ def _timed(run_for: Callable[[float], tuple[int, int]], seconds: float) -> tuple
 def bare_engine(env_id: int, seconds: float) -> Speed:
     rules = make_env(env_id).rules
     start_state = rules.initial_state()
+    seeds = itertools.count(1)
 
-    def run_for(limit: float) -> tuple[int, int]:
-        steps = games = 0
-        end = time.perf_counter() + limit
-        while time.perf_counter() < end:
-            steps += random_games(rules, start_state, 200, games + 1)
-            games += 200
-        return steps, games
+    def one() -> tuple[int, int]:
+        return random_games(rules, start_state, 200, next(seeds)), 200
 
-    steps, games = _timed(run_for, seconds)
+    steps, games = _timed(one, seconds)
     return Speed(env_id, "bare engine", steps, games, "random-playout kernel, 1 core")
 
 
@@ -62,23 +69,20 @@ def aec(env_id: int, seconds: float) -> Speed:
     env = OthelloAEC(env_id, budget=None)
     rng = np.random.default_rng(0)
 
-    def run_for(limit: float) -> tuple[int, int]:
-        steps = games = 0
-        end = time.perf_counter() + limit
-        while time.perf_counter() < end:
-            env.reset()
-            for _agent in env.agent_iter():
-                observation, _, terminated, truncated, _ = env.last()
-                if terminated or truncated:
-                    env.step(None)
-                    continue
-                legal = np.flatnonzero(observation["action_mask"])
-                env.step(int(legal[rng.integers(len(legal))]))
-                steps += 1
-            games += 1
-        return steps, games
+    def one() -> tuple[int, int]:
+        steps = 0
+        env.reset()
+        for _agent in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(observation["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
+            steps += 1
+        return steps, 1
 
-    steps, games = _timed(run_for, seconds)
+    steps, games = _timed(one, seconds)
     return Speed(env_id, "PettingZoo AEC", steps, games, "agent_iter/last/step, both agents random")
 
 
@@ -87,20 +91,17 @@ def gymnasium(env_id: int, seconds: float) -> Speed:
     rng = np.random.default_rng(0)
     env.reset(seed=0)
 
-    def run_for(limit: float) -> tuple[int, int]:
-        steps = games = 0
-        end = time.perf_counter() + limit
-        while time.perf_counter() < end:
-            env.reset()
-            done = False
-            while not done:
-                legal = np.flatnonzero(env.action_masks())
-                _, _, done, _, _ = env.step(int(legal[rng.integers(len(legal))]))
-                steps += 1
-            games += 1
-        return steps, games
+    def one() -> tuple[int, int]:
+        steps = 0
+        env.reset()
+        done = False
+        while not done:
+            legal = np.flatnonzero(env.action_masks())
+            _, _, done, _, _ = env.step(int(legal[rng.integers(len(legal))]))
+            steps += 1
+        return steps, 1
 
-    steps, games = _timed(run_for, seconds)
+    steps, games = _timed(one, seconds)
     return Speed(env_id, "Gymnasium", steps, games, "learner steps (the random opponent's moves inside them not counted)")
 
 
@@ -108,16 +109,11 @@ def vector(env_id: int, seconds: float, num_envs: int = 4096) -> Speed:
     env = OthelloVector(env_id, num_envs, budget=None)
     env.reset(seed=0)
 
-    def run_for(limit: float) -> tuple[int, int]:
-        steps = games = 0
-        end = time.perf_counter() + limit
-        while time.perf_counter() < end:
-            _, _, terminated, _, _ = env.step(env.random_actions())
-            steps += num_envs
-            games += int(terminated.sum())
-        return steps, games
+    def one() -> tuple[int, int]:
+        _, _, terminated, _, _ = env.step(env.random_actions())
+        return num_envs, int(terminated.sum())
 
-    steps, games = _timed(run_for, seconds)
+    steps, games = _timed(one, seconds)
     return Speed(env_id, "vector env", steps, games, f"{num_envs} games, {worker_threads()} threads, actions drawn in the kernel")
 
 

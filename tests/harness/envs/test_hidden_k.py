@@ -18,6 +18,7 @@ import pytest
 from engine.condition import Condition
 from harness.envs.aec import OthelloAEC
 from harness.envs.gym_env import OthelloGym
+from harness.envs.parallel import OthelloParallel
 from harness.envs.vector import OthelloVector
 from tests.harness.envs.envs_helpers import ENV_KEYS, environment
 
@@ -90,6 +91,20 @@ def test_no_k_in_attributes_observations_or_infos(key: int | str, budget: int | 
             break
     _check(gym_env, condition, "gym")
     assert gym_env.revealed_k is None
+
+    parallel = OthelloParallel(env, budget=budget, render_mode="ansi")
+    observations, infos = parallel.reset(seed=0)
+    _check((observations, infos), condition, "parallel.reset()")
+    for _ in range(6):
+        mover = parallel.to_move
+        assert mover is not None
+        step = parallel.step({mover: int(rng.choice(np.flatnonzero(observations[mover]["action_mask"])))})
+        observations = step[0]
+        _check(step, condition, "parallel.step()")
+        if not parallel.agents:
+            break
+    _check(parallel, condition, "parallel")
+    assert parallel.revealed_k is None
 
     vector = OthelloVector(env, 8, budget=budget)
     _, info = vector.reset(seed=0)

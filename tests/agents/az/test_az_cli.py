@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -66,7 +68,8 @@ def test_az_and_ntuple_are_listed_and_serve_as_opponents_in_tournaments_and_benc
     tournament = invoke("tournament", "--agents", "az:seconds=1,simulations=2", "--agents", "ntuple", "--vs", "positional",
                         "--envs", 5, "--games", 1, "--jobs", 1, "--in-process", "--out", tmp_path / "t")
     assert tournament.exit_code == 0 and "2 games: 1 per pairing" in tournament.output, tournament.output
-    assert "az:seconds=1,simulations=2" in tournament.output and "ntuple" in tournament.output
+    games = [json.loads(line) for line in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
+    assert sorted(game["agent_a"] for game in games) == ["az:seconds=1.0,simulations=2", "ntuple"]
     seen = {}
 
     def stop(plan, run_dir, jobs, command, **kwargs):

@@ -79,4 +79,4 @@ def test_az_and_ntuple_are_listed_and_serve_as_opponents_in_tournaments_and_benc
     monkeypatch.setattr(bench_paper, "run_bench_paper", stop)
     paper = invoke("bench", "paper", "--envs", 0, "--agents", "interval", "--opponents", "az:seconds=1",
                    "--opponents", "ntuple:depth=2", "--jobs", 1, "--out", tmp_path / "b")
-    assert paper.exit_code == 0 and seen["opponents"] == ["az:seconds=1", "ntuple:depth=2"], paper.output
+    assert paper.exit_code == 0 and seen["opponents"] == ["az:seconds=1.0", "ntuple:depth=2"], paper.output

@@ -38,3 +38,9 @@ def test_a_whole_run_against_the_flaky_server(stub_server, arena_run):
     assert len(run.calls) >= 20 and all(call.messages for call in run.calls)
     assert sum(call.retries for call in run.calls) > 0  # faults met and retried, as recorded in calls.jsonl
     assert len(stub_server.requests) >= sum(1 + call.retries for call in run.calls if not call.cache_hit)
+
+
+def test_a_match_of_the_first_legal_model_against_random(arena_match):
+    match = arena_match("llm-policy:model=mock/echo", "random", env=0, games=2, referee=False)
+    assert match.results.total_games == 2 and {game.a_colour for game in match.games} == {"black", "white"}
+    assert match.calls and all(call["verdict"] == "legal" for call in match.calls)  # calls.jsonl, by game and side

@@ -2,7 +2,8 @@
 
 :mod:`harness.bench.paper_summary` computes the statistics and checks;
 :mod:`harness.bench.paper_plots` draws the figures; :func:`write_outputs` writes
-``results.json``, ``report.md`` and the plots into the run directory.
+``results.json``, ``report.md`` and the plots into the run directory. A model agent's name carries
+its W (:func:`~harness.prompting.waves.wave_label`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from harness.bench.paper_summary import (
     summarise,
     table2_condition_stats,
 )
+from harness.prompting.waves import wave_label
 from harness.registry.specs import parse_spec
 from harness.tournaments.results import (
     PRIVILEGED_MARK,
@@ -81,7 +83,7 @@ def condition_rows(summary: PaperSummary, outcome: str = "win") -> tuple[list[st
         for agent, table in summary.per_condition.items():
             ours = {o: table.get(condition, {}).get(o, {}).get(outcome) for o in labels}
             envs = max((s.n for s in ours.values() if s), default=0)
-            rows.append(["", agent, str(envs), *(s.cell() if s else "-" for s in ours.values())])
+            rows.append(["", wave_label(agent), str(envs), *(s.cell() if s else "-" for s in ours.values())])
             if parse_spec(agent)[0].name == PPO and condition in paper_ppo:
                 rows.append(["", "  paper: PPO, 2K games (Table 4)", "7", *(
                     paper_ppo[condition][o][outcome].cell() if o in paper_ppo[condition] else "-" for o in labels)])
@@ -111,7 +113,7 @@ def belief_rows(summary: PaperSummary) -> list[list[str]]:
     for r in summary.pairs:
         if r.belief is not None and r.belief_score is not None:
             score = r.belief_score
-            rows.append([str(r.env_id), r.agent, r.condition, f"[{r.belief.k_low:.3f}, {r.belief.k_high:.3f}]",
+            rows.append([str(r.env_id), wave_label(r.agent), r.condition, f"[{r.belief.k_low:.3f}, {r.belief.k_high:.3f}]",
                          f"{r.belief.regime} ({'right' if score.regime_correct else 'wrong'})",
                          "yes" if score.contains_k else "NO", f"{score.width:.3f}"])
     return rows
@@ -126,7 +128,7 @@ def cost_rows(summary: PaperSummary) -> list[list[str]]:
             continue
         used = [r.games_used for r in mine]
         adapt = [r.adapt_seconds for r in mine]
-        rows.append([agent, f"{sum(r.status == 'ok' for r in mine)}/{len(mine)}",
+        rows.append([wave_label(agent), f"{sum(r.status == 'ok' for r in mine)}/{len(mine)}",
                      f"{min(used)}-{max(used)}/{summary.plan.budget}", str(sum(r.refused_games for r in mine)),
                      f"{statistics.fmean(adapt):.1f} (max {max(adapt):.1f})",
                      f"{statistics.fmean(r.checkpoint_seconds for r in mine):.1f}",
@@ -140,7 +142,7 @@ BELIEF_COLUMNS = ["env", "agent", "C", "belief K in", "regime", "contains K", "w
 
 def failures(summary: PaperSummary) -> list[str]:
     """One line per failed pair (a budget overrun says so in capitals)."""
-    return [f"env {r.env_id} ({r.env_name}), {r.agent}: {r.error}" for r in summary.pairs if r.status != "ok"]
+    return [f"env {r.env_id} ({r.env_name}), {wave_label(r.agent)}: {r.error}" for r in summary.pairs if r.status != "ok"]
 
 
 def describe(plan: PaperPlan) -> str:
@@ -175,17 +177,18 @@ def report_markdown(summary: PaperSummary, plots: Sequence[str] = ()) -> str:
     parts += gap_markdown(plan, summary.pairs)
     for agent in plan.agents:
         columns, rows = per_env_rows(summary, agent)
-        parts += [f"## Per environment: {agent}, W/D/L % (Table 2 layout)", "", legend, "",
+        parts += [f"## Per environment: {wave_label(agent)}, W/D/L % (Table 2 layout)", "", legend, "",
                   *_markdown_table(columns, rows), ""]
         columns, rows = convergence_rows(summary, agent)
-        parts += [f"### Convergence of {agent}: win % at each checkpoint (@ games played)", "", *_markdown_table(columns, rows), ""]
+        parts += [f"### Convergence of {wave_label(agent)}: win % at each checkpoint (@ games played)", "",
+                  *_markdown_table(columns, rows), ""]
     if rows := belief_rows(summary):
         inside = sum(row[5] == "yes" for row in rows)
         parts += ["## Beliefs about K", "", f"The interval contains the true K in {inside} of {len(rows)} environments.",
                   "", *_markdown_table(BELIEF_COLUMNS, rows), ""]
     parts += ["## Budget and time", "", "Seconds are means per environment (adaptation excludes checkpoint matches).", "",
               *_markdown_table(COST_COLUMNS, cost_rows(summary)), ""]
-    if pair_notes := [f"- env {r.env_id}, {r.agent}: {note}" for r in summary.pairs for note in r.notes]:
+    if pair_notes := [f"- env {r.env_id}, {wave_label(r.agent)}: {note}" for r in summary.pairs for note in r.notes]:
         parts += ["## Notes on single pairs", "", *pair_notes, ""]
     parts += ["## Notes", "", f"- \\{PRIVILEGED_MARK} {PRIVILEGED_NOTE}", *(f"- {note}" for note in summary.notes)]
     if plots:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import resource
 import tempfile
 import time
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from typing import Any, Protocol
 from engine import EnvKey
 from engine.env_spec import env_key
 from harness.models.options import ModelOptions
+from harness.prompting.waves import wave_label, wave_size
 from harness.runs.estimate import RunEstimate, estimate_run
 from harness.runs.llm_config import METRICS_FILE, LlmRunConfig
 from harness.runs.llm_run import run_llm
@@ -58,6 +60,8 @@ class Stub(Protocol):
 
     @property
     def requests(self) -> list[dict[str, Any]]: ...
+
+    def stop(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -88,11 +92,36 @@ class Throughput:
     settled_concurrency: float | None
     lowest_concurrency: float | None
     wall_s: float
+    cpu: CpuShare | None = None
 
     @property
     def target(self) -> float:
         """0.8 x concurrency / latency calls a second: the issue's bar."""
         return 0.8 * self.concurrency / self.latency_s if self.latency_s > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class CpuShare:
+    """CPU seconds of the run's processes over its requests: what a call costs whatever else loads the machine.
+
+    ``agent_s``: the agent process (prompts, the model client, parsing; one asyncio loop, so one core at most),
+    from the run's children's resource usage (its start-up, litellm's import included); ``referee_s``: the
+    process that ran ``arena run``'s referee, ledger and records (the bench's own process: it holds the stub
+    server too when that is not in a process of its own); ``stub_s``: the stub's process, when it has one.
+    """
+
+    calls: int
+    agent_s: float
+    referee_s: float
+    stub_s: float | None
+
+    def ms_per_call(self, seconds: float) -> float:
+        return 1000 * seconds / self.calls if self.calls else float("nan")
+
+    @property
+    def one_core_calls_per_second(self) -> float:
+        """The calls a second the agent process could make on one core of its own (its CPU the only limit)."""
+        return self.calls / self.agent_s if self.agent_s > 0 else float("nan")
 
 
 @dataclass(frozen=True)
@@ -132,17 +161,27 @@ def bench_throughput(server: Stub, concurrency: int = 64, wave: int = 64, budget
                           opponents=("random",), seed=seed, checkpoints=(), concurrency=concurrency, wave=wave,
                           backoff_base_s=0.05, model_options=ModelOptions(api_base=server.url, timeout=30 + 5 * latency_s))
     with tempfile.TemporaryDirectory(prefix="arena-bench-throughput-") as scratch:
+        before = _cpu_seconds()
         started = time.monotonic()
         run_dir = run_llm(config, out=out or scratch, run_id=f"throughput-w{wave}-c{concurrency}", progress=progress)
         wall = time.monotonic() - started
+        after = _cpu_seconds()
         metrics = json.loads((run_dir / METRICS_FILE).read_text(encoding="utf-8"))
+    server.stop()  # a stub in its own process hands back its requests now
     arrivals = [float(r["time"]) for r in server.requests]
+    cpu = CpuShare(len(arrivals), after[1] - before[1], after[0] - before[0], getattr(server, "cpu_s", None))
     adapt_end = written.get("adapt", started)
     concurrency_report = metrics.get("concurrency") or {}
     return Throughput(latency_s, concurrency, wave, faults,
                       _phase("adaptation", [t for t in arrivals if t <= adapt_end]),
                       _phase("evaluation", [t for t in arrivals if t > adapt_end]),
-                      concurrency_report.get("settled"), concurrency_report.get("lowest"), wall)
+                      concurrency_report.get("settled"), concurrency_report.get("lowest"), wall, cpu)
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its ended children."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 @functools.lru_cache(maxsize=16)
@@ -164,6 +203,6 @@ def project(measured: Throughput, agent: str, env: EnvKey, wave: int = 1, batch:
     sequential = agent != "llm-policy"  # the strategist's plans and cwm's calls are one after another
     wall = (other * measured.latency_s if sequential else other / adapt_rate) + (
         eval_calls / measured.evaluation.calls_per_second if eval_calls else 0.0)
-    label = f"{agent} W={wave}" if agent == "llm-policy" else (f"{agent} W={batch}" if agent == "llm-strategist" else agent)
+    label = wave_label(agent, wave_size(agent, {"wave": wave, "batch": batch}))
     return Projection(label, "env 0" if env == 0 else "16x16" if env == ENV_16 else str(env), estimate.calls,
                       estimate.prompt_tokens, estimate.reply_tokens, estimate.cost_usd, wall)

@@ -1,10 +1,12 @@
 """``arena bench harness --stub``: calls per second against the stub server, and full runs projected from them.
 
-Starts :class:`~harness.testing.stub_server.StubServer` on 127.0.0.1 (a legal move after
-``--latency`` seconds, faults from ``--faults``), measures an llm-policy run through it with
+Starts :class:`~harness.testing.stub_server.StubServer` on 127.0.0.1 in a process of its own
+(:class:`~harness.testing.stub_process.StubProcess`: a legal move after ``--latency`` seconds, faults
+from ``--faults``), measures an llm-policy run through it with
 :func:`harness.bench.throughput.bench_throughput`, and prints two tables: the steady-state
-calls/s of adaptation and evaluation against the issue's bar (0.8 x concurrency / latency),
-and the projected calls, tokens, cost and wall time of full runs of each model agent on env 0
+calls/s of adaptation and evaluation against the issue's bar (0.8 x concurrency / latency)
+with the CPU milliseconds a call took in each process (and the calls/s the agent process's CPU
+allows on one core), and the projected calls, tokens, cost and wall time of full runs of each model agent on env 0
 and on a 16x16 board.
 """
 
@@ -19,7 +21,7 @@ from harness.bench.throughput import ENV_16, PRICE_MODEL, Projection, Throughput
 from harness.cli.console import stderr_console, stdout_console
 from harness.runs.estimate import duration
 from harness.testing.faults import FaultSpec, FaultSpecError
-from harness.testing.stub_server import LegalMoves, StubServer
+from harness.testing.stub_process import StubProcess
 
 
 def stub_bench(latency: float, concurrency: int, wave: int, budget: int, eval_games: int, faults: str | None,
@@ -34,7 +36,7 @@ def stub_bench(latency: float, concurrency: int, wave: int, budget: int, eval_ga
     stderr_console().print(f"stub server: {latency:g} s a call, faults {spec.describe() if spec else 'none'}; llm-policy "
                            f"{budget} adaptation games in waves of {wave}, {eval_games} evaluation games, "
                            f"--concurrency {concurrency} ...")
-    with StubServer(responder=LegalMoves(seed), latency_s=latency, faults=spec, retry_after=min(1.0, latency)) as server:
+    with StubProcess(latency_s=latency, faults=faults, seed=seed, retry_after=min(1.0, latency)) as server:
         measured = bench_throughput(server, concurrency=concurrency, wave=wave, budget=budget, eval_games=eval_games,
                                     faults=spec.describe() if spec else "none", seed=seed)
     projections = [project(measured, agent, env, wave=w) for env in (0, ENV_16)
@@ -60,6 +62,12 @@ def throughput_table(measured: Throughput) -> Table:
     settled = "n/a" if measured.settled_concurrency is None else f"{measured.settled_concurrency:g}"
     lowest = "n/a" if measured.lowest_concurrency is None else f"{measured.lowest_concurrency:g}"
     table.add_row("concurrency", "", f"settled {settled}", f"lowest {lowest}", f"wall {duration(measured.wall_s)}")
+    cpu = measured.cpu
+    if cpu is not None:
+        stub = "" if cpu.stub_s is None else f", stub {cpu.ms_per_call(cpu.stub_s):.1f}"
+        table.add_row("CPU ms a call", f"{cpu.calls:,}", f"agent {cpu.ms_per_call(cpu.agent_s):.1f}",
+                      f"referee {cpu.ms_per_call(cpu.referee_s):.1f}{stub}",
+                      f"1 core: {cpu.one_core_calls_per_second:,.0f} calls/s")
     return table
 
 

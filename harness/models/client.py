@@ -2,7 +2,8 @@
 
 ``mock/<name>`` models are served in-process by :mod:`harness.models.mock`; every other
 model string goes through ``litellm.acompletion`` (litellm is imported lazily, with
-``LITELLM_LOCAL_MODEL_COST_MAP=True`` so that importing it never touches the network).
+``LITELLM_LOCAL_MODEL_COST_MAP=True``: no network on import), except an unpriced ``openai/`` model at an
+API base, called straight over aiohttp (:mod:`harness.models.openai_direct`).
 
 Per call: an adaptive concurrency limit (:class:`~harness.models.concurrency.AdaptiveLimit`:
 ``concurrency`` is its ceiling; halved on a 429 or a timeout, grown again on success; each
@@ -15,26 +16,22 @@ none on other client errors; token and cost accounting per call and in running t
 :func:`cached_prompt_tokens`); a response cache. Anthropic models get litellm's
 ``cache_control`` hint on the system message (the stable part of every prompt).
 
-Fail fast (:class:`~harness.models.errors.EndpointDown`): a failure that says the endpoint
-cannot answer (connection refused, DNS, HTTP 401/403/404, an unknown provider) is not
-retried and stops the client at once; so does the ``max_consecutive_failures``-th call in a
-row that failed for good (of any kind, after its retries). From then on every call that
-is not a cache hit raises ``EndpointDown`` without a request. The failure that stops the
-client is not written to the cache, so a resumed run asks that request again. Failures
-replayed from the cache count towards the limit as they did when they happened (a
-cached reply resets the count), but only a new failure stops the client: a run resumed
-while the endpoint is still down stops at its first new failure and adds nothing to the
-cache, so no number of such resumes makes the replayed failures pile up.
+Fail fast (:class:`~harness.models.errors.EndpointDown`): a failure that says the endpoint cannot answer
+(connection refused, DNS, HTTP 401/403/404, an unknown provider) is not retried and stops the client at once;
+so does the ``max_consecutive_failures``-th call in a row that failed for good (of any kind, after its retries).
+From then on every call that is not a cache hit raises ``EndpointDown`` without a request. The failure that
+stops the client is not written to the cache, so a resumed run asks that request again. Failures replayed
+from the cache count towards the limit as they did when they happened (a cached reply resets the count), but
+only a new failure stops the client: a run resumed while the endpoint is still down stops at its first new
+failure and adds nothing to the cache, so no number of such resumes makes the replayed failures pile up.
 
-Options (:class:`~harness.models.options.ModelOptions`): the per-request ones are laid
-over the caller's parameters by :meth:`ModelClient.request`; ``api_base`` and ``timeout``
-(per attempt) go to every ``litellm.acompletion`` call.
+Options (:class:`~harness.models.options.ModelOptions`): the per-request ones are laid over the caller's
+parameters by :meth:`ModelClient.request`; ``api_base`` and ``timeout`` (per attempt) go to every request.
 
-Cap semantics: ``max_cost_usd`` and ``max_tokens_total`` are checked *before* each call
-that is not a cache hit starts (after its first attempt has a concurrency slot): once the running total
-has reached the cap, the call raises :class:`BudgetCapReached` and makes no request.
-Calls already in flight finish and are counted, so the final total may exceed the cap by
-at most what those calls used. Cache hits cost nothing and are never refused.
+Cap semantics: ``max_cost_usd`` and ``max_tokens_total`` are checked *before* each call that is not a cache
+hit starts (after its first attempt has a concurrency slot): once the running total has reached the cap, the
+call raises :class:`BudgetCapReached` and makes no request. Calls already in flight finish and are counted,
+so the total may exceed the cap by at most what those calls used. Cache hits cost nothing, never refused.
 """
 
 from __future__ import annotations
@@ -55,7 +52,6 @@ from harness.models.errors import (
     EndpointDown,
     ModelCallError,
     ModelConfigError,
-    ProviderError,
     classify_error,
     fatal_cause,
 )
@@ -65,8 +61,9 @@ from harness.models.messages import (
     UsageTotals,
 )
 from harness.models.mock import make_offline_model
+from harness.models.openai_direct import complete_direct, direct_path, response_from_litellm
 from harness.models.options import ModelOptions
-from harness.models.prompt_cache import cached_prompt_tokens, with_cache_hints
+from harness.models.prompt_cache import with_cache_hints
 from harness.models.replies import MockExhausted
 
 MOCK_PREFIX = "mock/"
@@ -368,6 +365,9 @@ class ModelClient:
                 prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
                 cost_usd=0.0, cost_note="mock model")
         litellm = import_litellm()
+        if direct_path(request.model, self.api_base, request.params, litellm.model_cost):
+            return await complete_direct(request.model, self.api_base or "", request.messages, request.params,
+                                         self._api_key, self.timeout_s)
         kwargs: dict[str, Any] = dict(request.params)
         kwargs.setdefault("timeout", self.timeout_s)
         kwargs["max_retries"] = 0  # the retries are ours, not the SDK's
@@ -377,27 +377,5 @@ class ModelClient:
             kwargs["api_key"] = self._api_key
         messages = with_cache_hints(request.model, request.messages)  # sent, never part of the cache key
         raw = await litellm.acompletion(model=request.model, messages=messages, **kwargs)
-        return _response_from_litellm(litellm, request.model, raw)
-
-
-def _response_from_litellm(litellm: Any, model: str, raw: Any) -> ModelResponse:
-    try:
-        choice = raw.choices[0]
-        text = choice.message.content
-        finish_reason = choice.finish_reason
-    except (AttributeError, IndexError, TypeError) as exc:
-        raise ProviderError(f"response without a choice: {exc}",
-                            kind="malformed_response") from exc
-    usage = getattr(raw, "usage", None)
-    prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    cached = cached_prompt_tokens(usage)
-    cost, note = 0.0, None
-    try:
-        cost = float(litellm.completion_cost(completion_response=raw) or 0.0)
-    except Exception as exc:  # noqa: BLE001 - litellm raises many kinds for unpriced models
-        note = f"cost unknown for {model}: {type(exc).__name__}"
-    return ModelResponse(model=model, text=text or "", finish_reason=finish_reason,
-                         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cached_tokens=cached,
-                         cost_usd=cost, cost_note=note)
+        return response_from_litellm(litellm, request.model, raw)
 

@@ -11,13 +11,15 @@ llm-strategist's batches are its waves (one strategy per batch).
 The bounds follow from the game's index alone, so a resumed run (and the referee's
 side, which writes each game's ``wave`` and ``memory_version``) computes the same
 waves: a run interrupted in the middle of a wave finishes that wave with the memory
-it started with.
+it started with. :func:`wave_label` is the one place that writes W beside an agent's
+name (run reports, ``arena compare``, tournaments, bench paper tables, the leaderboard).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -43,3 +45,22 @@ def wave_of(index: int, size: int, budget: int, checkpoints: Sequence[int] = ())
     end = min([start - start % size + size, max(budget, index + 1), *(c for c in cuts if c > start)])
     number = start // size + sum(1 for c in cuts if c <= start and c % size)  # every start before: a multiple or a cut
     return Wave(number, start, end)
+
+
+WAVE_PARAMS = {"llm-policy": "wave", "llm-strategist": "batch"}  # the run setting that is each agent's W
+
+
+def wave_size(agent: str, settings: Mapping[str, Any]) -> int | None:
+    """The W of a run of ``agent`` (its name or spec) from the run's settings (``wave``, or the strategist's
+    ``batch``; 1 where not recorded: runs before waves); None for an agent without waves."""
+    param = WAVE_PARAMS.get(agent.partition(":")[0])
+    return None if param is None else int(settings.get(param) or 1)
+
+
+def wave_label(agent: str, wave: int | None = 1) -> str:
+    """An agent's name (or spec) as every table shows it: ``llm-policy (W=16)`` for an agent that adapts in waves,
+    the name alone for the others. An agent built from a spec (tournaments, bench paper) plays one game after
+    another: W=1."""
+    if wave is None or agent.partition(":")[0] not in WAVE_PARAMS:
+        return agent
+    return f"{agent} (W={wave})"

@@ -130,7 +130,7 @@ def _llm_run(run_dir: Path) -> RunRows:
                   + (" contains K" if last["score"]["contains_k"] else " misses K"))
     else:
         belief = "none"
-    common = [run_dir.name, config.agent, config.model, str(config.env), f"{metrics['adapt_games']}/{config.budget}"]
+    common = [run_dir.name, config.agent_label(), config.model, str(config.env), f"{metrics['adapt_games']}/{config.budget}"]
     tail = [belief, str(metrics["failed_attempts"]), str(metrics["tokens_in"] + metrics["tokens_out"]), f"{metrics['cost_usd']:.4f}"]
     rows = []
     for name, row in metrics["evaluation"].items():

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine import EnvKey
 from harness.models.options import ModelOptions
 from harness.prompting.beliefs import parse_checkpoints
+from harness.prompting.waves import wave_label, wave_size
 from harness.records.transcript import GameEntry
 
 AGENTS = ("llm-policy", "llm-strategist", "cwm")
@@ -88,12 +89,11 @@ class LlmRunConfig(BaseModel):
 
     def wave_size(self) -> int | None:
         """Adaptation games per wave: llm-policy's ``wave``, llm-strategist's ``batch``; None for cwm (no waves)."""
-        return {"llm-policy": self.wave, "llm-strategist": self.batch}.get(self.agent)
+        return wave_size(self.agent, {"wave": self.wave, "batch": self.batch})
 
     def agent_label(self) -> str:
-        """The agent's name with its wave size where it has waves (``llm-policy W=16``), as tables show it."""
-        size = self.wave_size()
-        return self.agent if size is None else f"{self.agent} W={size}"
+        """The agent's name with its wave size where it has waves (``llm-policy (W=16)``), as tables show it."""
+        return wave_label(self.agent, self.wave_size())
 
     def belief_checkpoints(self) -> tuple[int, ...]:
         if self.checkpoints is not None:

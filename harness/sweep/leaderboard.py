@@ -28,6 +28,7 @@ from engine import EnvKey, make_env
 from engine.env_spec import is_paper_env, is_sealed
 from engine.suite import SuiteError, read_public
 from harness.bench.paper_plan import EnvAgentResult, env_condition_label, opponent_label
+from harness.prompting.waves import wave_label, wave_size
 from harness.sweep.rating import Fit, Game, fit_ratings
 from harness.tournaments.stats import wilson
 
@@ -108,9 +109,10 @@ def _add_bench_result(pool: Pool, result: EnvAgentResult) -> None:
 
 
 def model_agent_name(config: dict[str, Any]) -> str:
-    """A model agent's name on the leaderboard: agent, model, hint level and prompt track."""
+    """A model agent's name on the leaderboard: agent, model, hint level and prompt track, and its W."""
     track = ",legal_moves=hidden" if config.get("legal_moves") == "hidden" else ""
-    return f"{config['agent']}:model={config['model']},hint={config.get('hint', 'ratio')}{track}"
+    name = f"{config['agent']}:model={config['model']},hint={config.get('hint', 'ratio')}{track}"
+    return wave_label(name, wave_size(config["agent"], config))
 
 
 def _add_model_run(pool: Pool, run_dir: Path, config: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from engine import EnvKey, make_env
+from harness.prompting.waves import wave_label
 from harness.tournaments.match import OUTCOMES, Tally
 from harness.tournaments.plan import GameLine, TournamentPlan
 
@@ -154,8 +155,9 @@ def _envs_label(env_ids: Sequence[EnvKey]) -> str:
 
 
 def agent_label(spec: str, privileged: bool, unadapted: bool = False) -> str:
-    """The spec, with ``*`` when the agent is privileged and `` (unadapted)`` when it is adaptive but was not adapted."""
-    return spec + (PRIVILEGED_MARK if privileged else "") + (UNADAPTED_MARK if unadapted else "")
+    """The spec (a model agent's with its W, :func:`~harness.prompting.waves.wave_label`), with ``*`` when the agent is
+    privileged and `` (unadapted)`` when it is adaptive but was not adapted."""
+    return wave_label(spec) + (PRIVILEGED_MARK if privileged else "") + (UNADAPTED_MARK if unadapted else "")
 
 
 def rate_cell(rates: Rates, outcome: str) -> str:

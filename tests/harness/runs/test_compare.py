@@ -43,7 +43,7 @@ def one_error_line(result) -> str:
 def test_runs_of_one_setting_share_a_table(runs):
     table = compare_table([runs["base"], runs["seed1"], runs["baseline"]])
     assert "differs" not in table
-    assert "| base | llm-policy |" in table and "| seed1 | llm-policy |" in table
+    assert "| base | llm-policy (W=1) |" in table and "| seed1 | llm-policy (W=1) |" in table
     assert "| baseline | greedy | (baseline) | 21 |" in table  # a baseline has no budget: it never differs on it
     result = invoke(runs["base"], runs["seed1"], runs["baseline"])
     assert result.exit_code == 0, result.output

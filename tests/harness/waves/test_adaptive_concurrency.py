@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from harness.models.client import ModelClient, _response_from_litellm, import_litellm
+from harness.models.client import ModelClient, import_litellm
 from harness.models.concurrency import AdaptiveLimit
+from harness.models.openai_direct import response_from_litellm
 from harness.models.options import ModelOptions
 from harness.testing.faults import FaultSpec
 from harness.testing.stub_server import STUB_MODEL, StubServer, ok, rate_limit
@@ -111,7 +112,7 @@ def test_cached_prompt_tokens_are_priced_at_the_cached_rate() -> None:
                                                                "finish_reason": "stop", "index": 0}],
                                 usage={"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100,
                                        "prompt_tokens_details": {"cached_tokens": 800}})
-    response = _response_from_litellm(litellm, "openai/gpt-4o-mini", raw)
+    response = response_from_litellm(litellm, "openai/gpt-4o-mini", raw)
     expected = (200 * prices["input_cost_per_token"] + 800 * prices["cache_read_input_token_cost"]
                 + 100 * prices["output_cost_per_token"])
     assert response.cached_tokens == 800

@@ -19,7 +19,7 @@ def test_bench_harness_stub_prints_rates_and_projections(monkeypatch: pytest.Mon
                                       "--budget", "2", "--eval-games", "1"], env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert result.exit_code == 0, result.output
     assert "adaptation" in result.output and "evaluation" in result.output
-    assert "llm-policy W=1" in result.output and "llm-policy W=2" in result.output and "16x16" in result.output
+    assert "llm-policy (W=1)" in result.output and "llm-policy (W=2)" in result.output and "16x16" in result.output
 
 
 def test_waves_shorten_the_projected_run_and_bad_options_are_named() -> None:

@@ -56,7 +56,7 @@ def _check_waves(result: RunResult, size: int) -> None:
 def test_a_wave_of_16_plays_every_budgeted_game_once_and_replays(tmp_path: Path) -> None:
     result = run_arena(out=tmp_path / "runs", **WAVE_RUN)
     _check_waves(result, 16)
-    assert "llm-policy W=16" in result.report
+    assert "llm-policy (W=16)" in result.report
     assert replay_run(result.run_dir).ok
     again = rerun(result.run_dir, tmp_path / "rerun")
     assert again.reproduced, again.summary()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine import EnvKey
 from harness.models.client import ModelClient
 from harness.models.options import ModelOptions
 from harness.models.script import ScriptedModel
@@ -76,12 +77,14 @@ def read_run(run_dir: str | Path) -> RunResult:
     )
 
 
-def run_arena(model: str | ScriptedModel, *, out: str | Path, env: int = 0, budget: int = 2, eval_games: int = 2,
+def run_arena(model: str | ScriptedModel, *, out: str | Path, env: EnvKey = 0, budget: int = 2, eval_games: int = 2,
               agent: str = "llm-policy", opponents: tuple[str, ...] = ("random",), seed: int = 0,
               api_base: str | None = None, timeout_s: float | None = None, referee: bool | None = None,
               **config: Any) -> RunResult:
     """Play an ``arena run`` into ``out`` and return it parsed.
 
+    ``env``: an id 0-55 or an environment spec's canonical key (``engine.env_spec.env_key``: a
+    ``layout=...,condition=...`` spec or a ``SUITE:ENTRY``).
     ``config``: any other :class:`~harness.runs.llm_config.LlmRunConfig` field (``concurrency``,
     ``max_retries``, ``on_failure``, ...). The client's retry backoff starts at
     :data:`TEST_BACKOFF_S` unless ``backoff_base_s`` is given. ``referee`` defaults to True for a

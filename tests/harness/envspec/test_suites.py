@@ -112,11 +112,16 @@ def test_a_mock_run_on_a_suite_entry_never_shows_its_condition_and_replay_checks
     assert f"env {suite.resolve()}:2" not in result.output and f"env {suite.resolve()}:1" in result.output  # its games replayed
 
 
-def test_a_custom_layout_and_condition_runs_through_match_tournament_and_bench_paper(tmp_path, monkeypatch):
+def test_a_custom_layout_and_condition_runs_through_run_match_tournament_and_bench_paper(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ring.txt").write_text(BOARD, encoding="utf-8")
     spec = "layout=ring.txt,condition=minority>0.3,turns=12"
     key = f"layout={tmp_path / 'ring.txt'},condition=minority>0.3,turns=12"
+    arena("run", "--model", "mock/echo", "--env", spec, "--budget", 2, "--eval-games", 1, "--checkpoints", 2,
+          "--out", tmp_path / "r")
+    (run_dir,) = (tmp_path / "r").iterdir()
+    assert json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["config"]["env"] == key
+    assert "no mismatches" in arena("replay", run_dir).output
     match = arena("match", "greedy", "random", "--env", spec, "--games", 2, "--jobs", 1, "--in-process",
                   "--out", tmp_path / "m")
     assert "Tiny ring / minority>0.3, 12 turns" in match.output

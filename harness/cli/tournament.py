@@ -195,6 +195,8 @@ def tournament(
         "--vs": [canonical_spec(spec) for spec in opponents] if opponents is not None else None,
         "--envs": list(parse_envs(envs)) if envs is not None else None, "--games": games, "--seed": seed,
         "--in-process": in_process or None}
+    if resume is not None and adaptive:
+        raise typer.BadParameter("--adaptive runs do not resume: start the adaptive tournament again (leave out --resume)")
     if resume is not None:
         _resume(resume, "tournament", given, out, jobs, plugin_words)
         return

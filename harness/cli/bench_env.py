@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -10,7 +11,7 @@ from rich.text import Text
 
 from harness.cli.console import stdout_console
 from harness.cli.options import parse_env_range
-from harness.envs.speed import FACES, Speed
+from harness.envs.speed import CLOCKS, FACES, Speed
 
 TARGETS = {"vector env": 1_000_000, "PettingZoo AEC": 50_000}  # env-steps/s on 8x8 (issue 12)
 REFERENCE_NOTE = ("the paper's public AEC environment (a few thousand games per second, as it reports) is not installed "
@@ -21,6 +22,8 @@ def env(
     envs: Annotated[str, typer.Option("--envs", help="Environments: a list 0,4 (8x8 and 12x10), a range, or all.")] = "0,4",
     seconds: Annotated[float, typer.Option("--seconds", help="About how long to time each environment face.")] = 2.0,
     num_envs: Annotated[int, typer.Option("--num-envs", help="Games the vector env steps at once.")] = 4096,
+    clock: Annotated[str, typer.Option("--clock", help="wall: wall time; cpu: this process's CPU seconds (all threads), "
+                                       "for a loaded shared machine.")] = "wall",
 ) -> None:
     """Env-steps per second with random masked actions: the AEC env, the Gymnasium env and the vector env, beside the bare engine.
 
@@ -33,17 +36,24 @@ def env(
         raise typer.BadParameter(f"--seconds must be more than 0, got {seconds}")
     if num_envs < 1:
         raise typer.BadParameter(f"--num-envs must be 1 or more, got {num_envs}")
+    if clock not in CLOCKS:
+        raise typer.BadParameter(f"--clock {clock!r}: choose wall or cpu")
+    load = os.getloadavg()[0]
     rows: list[Speed] = []
     for env_id in env_ids:
         for name, measure in FACES.items():
-            rows.append(measure(env_id, seconds, num_envs) if name == "vector" else measure(env_id, seconds))  # type: ignore[call-arg]
+            extra = {"num_envs": num_envs} if name == "vector" else {}
+            rows.append(measure(env_id, seconds, CLOCKS[clock], **extra))
     console = stdout_console()
-    console.print(speed_table(rows, seconds))
+    console.print(speed_table(rows, seconds, clock, (load + os.getloadavg()[0]) / 2))
     console.print(Text(REFERENCE_NOTE), soft_wrap=True)
 
 
-def speed_table(rows: list[Speed], seconds: float) -> Table:
-    table = Table(title="Environment speed, random masked actions", caption=f"about {seconds:g} s per row, timed after a warm-up")
+def speed_table(rows: list[Speed], seconds: float, clock: str = "wall", load: float | None = None) -> Table:
+    per = "per CPU second of this process" if clock == "cpu" else "per second of wall time"
+    machine = "" if load is None else f"; load average {load:.1f} on {os.cpu_count()} cores"
+    table = Table(title=f"Environment speed, random masked actions ({per})",
+                  caption=f"about {seconds:g} s per row, timed after a warm-up{machine}")
     for header in ("env", "face", "env-steps/s", "games/s", "x bare engine", "target", "how"):
         table.add_column(header, justify="right" if header not in ("face", "how") else "left")
     bare = {row.env_id: row.steps_per_second for row in rows if row.face == "bare engine"}

@@ -4,7 +4,9 @@ Every measurement plays uniformly random legal placements for about ``seconds`` 
 time after a warm-up (numba compiles on first use), on a free-experimentation
 environment (a budgeted one would stop after 2,000 games). An env-step is one placement
 (a forced pass is played inside the step). The bare engine is the random-playout kernel
-(``engine.playouts.random_games``), one core.
+(``engine.playouts.random_games``), one core. The clock is wall time, or (``"cpu"``) this
+process's CPU seconds, all its threads together: on a shared, loaded machine the env's own
+cost, which wall time hides behind the other jobs.
 """
 
 from __future__ import annotations
@@ -35,25 +37,29 @@ class Speed:
     note: str = ""
 
 
-def _timed(one: Callable[[], tuple[int, int]], seconds: float) -> tuple[float, float]:
-    """Steps and games per second of ``one()`` (a unit of work: its steps and games) repeated for ``seconds``."""
+Clock = Callable[[], float]
+CLOCKS: dict[str, Clock] = {"wall": time.perf_counter, "cpu": time.process_time}  # cpu: this process's CPU seconds
+
+
+def _timed(one: Callable[[], tuple[int, int]], seconds: float, clock: Clock) -> tuple[float, float]:
+    """Steps and games per second of ``one()`` (a unit of work: its steps and games) repeated for ``seconds`` of ``clock``."""
 
     def run_for(limit: float) -> tuple[int, int]:
         steps = games = 0
-        end = time.perf_counter() + limit
-        while time.perf_counter() < end:
+        end = clock() + limit
+        while clock() < end:
             unit_steps, unit_games = one()
             steps, games = steps + unit_steps, games + unit_games
         return steps, games
 
     run_for(min(0.2, seconds))  # warm-up: compile, fill caches
-    start = time.perf_counter()
+    start = clock()
     steps, games = run_for(seconds)
-    elapsed = time.perf_counter() - start
+    elapsed = clock() - start
     return steps / elapsed, games / elapsed
 
 
-def bare_engine(env_id: int, seconds: float) -> Speed:
+def bare_engine(env_id: int, seconds: float, clock: Clock = time.perf_counter) -> Speed:
     rules = make_env(env_id).rules
     start_state = rules.initial_state()
     seeds = itertools.count(1)
@@ -61,11 +67,11 @@ def bare_engine(env_id: int, seconds: float) -> Speed:
     def one() -> tuple[int, int]:
         return random_games(rules, start_state, 200, next(seeds)), 200
 
-    steps, games = _timed(one, seconds)
+    steps, games = _timed(one, seconds, clock)
     return Speed(env_id, "bare engine", steps, games, "random-playout kernel, 1 core")
 
 
-def aec(env_id: int, seconds: float) -> Speed:
+def aec(env_id: int, seconds: float, clock: Clock = time.perf_counter) -> Speed:
     env = OthelloAEC(env_id, budget=None)
     rng = np.random.default_rng(0)
 
@@ -82,11 +88,11 @@ def aec(env_id: int, seconds: float) -> Speed:
             steps += 1
         return steps, 1
 
-    steps, games = _timed(one, seconds)
+    steps, games = _timed(one, seconds, clock)
     return Speed(env_id, "PettingZoo AEC", steps, games, "agent_iter/last/step, both agents random")
 
 
-def gymnasium(env_id: int, seconds: float) -> Speed:
+def gymnasium(env_id: int, seconds: float, clock: Clock = time.perf_counter) -> Speed:
     env = OthelloGym(env_id, budget=None)
     rng = np.random.default_rng(0)
     env.reset(seed=0)
@@ -101,11 +107,11 @@ def gymnasium(env_id: int, seconds: float) -> Speed:
             steps += 1
         return steps, 1
 
-    steps, games = _timed(one, seconds)
+    steps, games = _timed(one, seconds, clock)
     return Speed(env_id, "Gymnasium", steps, games, "learner steps (the random opponent's moves inside them not counted)")
 
 
-def vector(env_id: int, seconds: float, num_envs: int = 4096) -> Speed:
+def vector(env_id: int, seconds: float, clock: Clock = time.perf_counter, num_envs: int = 4096) -> Speed:
     env = OthelloVector(env_id, num_envs, budget=None)
     env.reset(seed=0)
 
@@ -113,10 +119,10 @@ def vector(env_id: int, seconds: float, num_envs: int = 4096) -> Speed:
         _, _, terminated, _, _ = env.step(env.random_actions())
         return num_envs, int(terminated.sum())
 
-    steps, games = _timed(one, seconds)
+    steps, games = _timed(one, seconds, clock)
     return Speed(env_id, "vector env", steps, games, f"{num_envs} games, {worker_threads()} threads, actions drawn in the kernel")
 
 
-FACES: dict[str, Callable[[int, float], Speed]] = {
+FACES: dict[str, Callable[..., Speed]] = {
     "engine": bare_engine, "aec": aec, "gym": gymnasium, "vector": vector,
 }

@@ -87,7 +87,8 @@ def suite_table(suite: str | Path) -> Table:
     """A rich table of a suite's public entries."""
     directory = suite_directory(suite)
     name, entries = read_public(directory)
-    table = Table(title=f"Suite {name!r} ({directory}): use --env {directory.name}:ENTRY; conditions sealed")
+    given = Path(suite).parent if Path(suite).name == "public.json" else Path(suite)  # as the user wrote it
+    table = Table(title=f"Suite {name!r} ({directory}): use --env {given}:ENTRY; conditions sealed")
     for column, justify in (("entry", "right"), ("layout", "left"), ("size", "center"), ("obstacles", "right"),
                             ("turn limit", "left"), ("commitment", "left")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]

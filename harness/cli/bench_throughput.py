@@ -23,6 +23,8 @@ from harness.runs.estimate import duration
 from harness.testing.faults import FaultSpec, FaultSpecError
 from harness.testing.stub_process import StubProcess
 
+RECOMMENDED_WAVE = 8  # the README's recommended --wave (the wave sweep), projected beside W=1 and the measured W
+
 
 def stub_bench(latency: float, concurrency: int, wave: int, budget: int, eval_games: int, faults: str | None,
                seed: int) -> tuple[Throughput, list[Projection]]:
@@ -39,8 +41,9 @@ def stub_bench(latency: float, concurrency: int, wave: int, budget: int, eval_ga
     with StubProcess(latency_s=latency, faults=faults, seed=seed, retry_after=min(1.0, latency)) as server:
         measured = bench_throughput(server, concurrency=concurrency, wave=wave, budget=budget, eval_games=eval_games,
                                     faults=spec.describe() if spec else "none", seed=seed)
+    policy_waves = sorted({1, RECOMMENDED_WAVE, wave})
     projections = [project(measured, agent, env, wave=w) for env in (0, ENV_16)
-                   for agent, w in (("llm-policy", 1), ("llm-policy", wave), ("llm-strategist", 1))]
+                   for agent, w in (*(("llm-policy", w) for w in policy_waves), ("llm-strategist", 1), ("cwm", 1))]
     console = stdout_console()
     console.print(throughput_table(measured))
     console.print(projection_table(measured, projections))
@@ -75,8 +78,9 @@ def projection_table(measured: Throughput, projections: list[Projection]) -> Tab
     table = Table(title=f"Full runs projected (2,000 adaptation games, 20 evaluation games vs random) at "
                         f"{measured.latency_s:g} s a call",
                   caption=f"calls and tokens: the --dry-run estimate; cost: litellm's price table for {PRICE_MODEL} "
-                          "(no prompt caching counted); wall: llm-policy's calls at the measured rates, the "
-                          "strategist's plans one after another", box=box.SIMPLE_HEAD)
+                          "(no prompt caching counted); wall: llm-policy's calls at the measured rates (fewer games at once "
+                          "than measured: that share of the rate), the strategist's plans and cwm's calls one after "
+                          "another (their search not counted)", box=box.SIMPLE_HEAD)
     for header in ("agent", "env", "calls", "prompt tokens", "reply tokens", "cost", "wall"):
         table.add_column(header, justify="left" if header in ("agent", "env") else "right")
     for row in projections:

@@ -271,9 +271,17 @@ def memory_block(
 # --- board and rules --------------------------------------------------------------------------
 
 
-def board_text(rules: Rules, state: State, colour: int) -> str:
-    """The board from ``colour``'s side: X own, O opponent, # obstacle, . empty; letters on top, numbers left."""
-    header, prefixes, obstacles = _board_frame(rules.layout)
+COMPACT_BOARD_COLS = 13  # boards this wide or wider are written without spaces between cells
+
+
+def board_text(rules: Rules, state: State, colour: int, compact: bool | None = None) -> str:
+    """The board from ``colour``'s side: X own, O opponent, # obstacle, . empty; letters on top, numbers left.
+
+    Cells are separated by spaces (one token a cell), except on boards of :data:`COMPACT_BOARD_COLS` columns or
+    more, whose rows are written without them: a 16x16 board is 69 tokens instead of 299, 23% of a move's
+    prompt (``python -m harness.bench.prompts``). ``compact`` forces one encoding or the other."""
+    compact = rules.layout.cols >= COMPACT_BOARD_COLS if compact is None else compact
+    header, prefixes, obstacles = _board_frame(rules.layout, compact)
     own, opp = state.discs(colour), state.discs(1 - colour)
     symbols = (SYMBOLS["empty"], SYMBOLS["own"], SYMBOLS["opp"], SYMBOLS["own"],
                SYMBOLS["obstacle"], SYMBOLS["obstacle"], SYMBOLS["obstacle"], SYMBOLS["obstacle"])
@@ -282,15 +290,15 @@ def board_text(rules: Rules, state: State, colour: int) -> str:
     for r, prefix in enumerate(prefixes):
         first = r * cols
         cells = [symbols[(own >> i & 1) | (opp >> i & 1) << 1 | (obstacles >> i & 1) << 2] for i in range(first, first + cols)]
-        lines.append(prefix + " ".join(cells))
+        lines.append(prefix + ("" if compact else " ").join(cells))
     return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=64)
-def _board_frame(layout: Layout) -> tuple[str, tuple[str, ...], int]:
-    """The header line (column letters), each row's label and the obstacle bitmask of a layout."""
+def _board_frame(layout: Layout, compact: bool = False) -> tuple[str, tuple[str, ...], int]:
+    """The header line (column letters, spaced unless ``compact``), each row's label and the obstacle bitmask of a layout."""
     width = len(str(layout.rows))
-    header = " " * (width + 1) + " ".join(COLUMN_LETTERS[: layout.cols])
+    header = " " * (width + 1) + ("" if compact else " ").join(COLUMN_LETTERS[: layout.cols])
     return header, tuple(f"{r + 1:>{width}} " for r in range(layout.rows)), layout.mask(layout.obstacles)
 
 

@@ -20,6 +20,8 @@ def test_bench_harness_stub_prints_rates_and_projections(monkeypatch: pytest.Mon
     assert result.exit_code == 0, result.output
     assert "adaptation" in result.output and "evaluation" in result.output
     assert "llm-policy (W=1)" in result.output and "llm-policy (W=2)" in result.output and "16x16" in result.output
+    assert "llm-policy (W=8)" in result.output and "cwm" in result.output  # the recommended W; cwm's calls
+    assert "CPU ms a call" in result.output and "stub " in result.output  # the stub in its own process reports its CPU
 
 
 def test_waves_shorten_the_projected_run_and_bad_options_are_named() -> None:

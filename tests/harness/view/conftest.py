@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from engine import make_env
+from engine.state import BLACK
 from harness.bench.paper_plan import Opponent, make_paper_plan
 from harness.bench.paper_run import run_bench_paper
 from harness.cli.main import app
@@ -66,3 +68,21 @@ def browser():
         pytest.skip(f"the viewer's browser tests need a headless browser: {problem}")
     with Browser() as running:
         yield running
+
+
+CELL_CHARS = {0: ".", 1: "X", -1: "O", 2: "#"}
+
+
+def _engine_cells(env_id: int, moves: list[str]) -> str:
+    """The engine's position after ``moves``, one character a cell (black's view: X black, O white, # obstacle)."""
+    rules = make_env(env_id).rules
+    state = rules.initial_state()
+    for move in moves:
+        state = rules.play(state, move)
+    return "".join(CELL_CHARS[int(v)] for v in rules.grid(state, BLACK).flatten())
+
+
+@pytest.fixture
+def engine_cells():
+    """The engine's board as the viewer's cell string, for comparing with a page's boards."""
+    return _engine_cells

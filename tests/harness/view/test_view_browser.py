@@ -8,22 +8,12 @@ from __future__ import annotations
 
 import json
 
-from engine import make_env
-from engine.state import BLACK
 from harness.view.build import write_view
 
-CHARS = {0: ".", 1: "X", -1: "O", 2: "#"}
 SHOWN = "document.body && document.body.dataset.firstGameShown"
 READY = "document.body && document.body.dataset.ready"
 DOM_BOARD = "Array.from(document.querySelectorAll('#board .cell')).map(c => c.dataset.state).join('')"
 
-
-def engine_cells(env_id, moves) -> str:
-    rules = make_env(env_id).rules
-    state = rules.initial_state()
-    for move in moves:
-        state = rules.play(state, move)
-    return "".join(CHARS[int(v)] for v in rules.grid(state, BLACK).flatten())
 
 
 def open_page(browser, page_path, query=""):
@@ -33,7 +23,7 @@ def open_page(browser, page_path, query=""):
     return page
 
 
-def test_an_arena_run_page_shows_the_engines_board_and_the_recorded_prompts(browser, llm_run, tmp_path):
+def test_an_arena_run_page_shows_the_engines_board_and_the_recorded_prompts(engine_cells, browser, llm_run, tmp_path):
     written = write_view(llm_run, tmp_path / "run.html")
     page = open_page(browser, written.page, "?game=0")
     page.wait_for(SHOWN)
@@ -65,7 +55,7 @@ def test_an_arena_run_page_shows_the_engines_board_and_the_recorded_prompts(brow
     assert (tmp_path / "game.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "overview.png").stat().st_size > 5000
 
 
-def test_a_tournament_and_a_paper_page_load_without_errors(browser, tournament_run, paper_run, tmp_path):
+def test_a_tournament_and_a_paper_page_load_without_errors(engine_cells, browser, tournament_run, paper_run, tmp_path):
     written = write_view(tournament_run, tmp_path / "t.html")
     page = open_page(browser, written.page, "?game=0")
     page.wait_for(SHOWN)

@@ -9,24 +9,11 @@ import urllib.request
 import pytest
 from typer.testing import CliRunner
 
-from engine import make_env
-from engine.state import BLACK
 from harness.cli.main import app
 from harness.records.transcript import TranscriptWriter
 from harness.view.build import chunk_dir_of, chunk_name, write_view
 from harness.view.data import ViewIndex, read_chunk_script
 from harness.view.serve import make_server, server_url
-
-CHARS = {0: ".", 1: "X", -1: "O", 2: "#"}
-
-
-def engine_cells(env_id, moves) -> str:
-    """The engine's position after ``moves``, one character a cell (black's view: X black, O white)."""
-    rules = make_env(env_id).rules
-    state = rules.initial_state()
-    for move in moves:
-        state = rules.play(state, move)
-    return "".join(CHARS[int(v)] for v in rules.grid(state, BLACK).flatten())
 
 
 def page_index(page) -> ViewIndex:
@@ -43,7 +30,7 @@ def calls_of(run_dir):
     return [json.loads(line) for line in (run_dir / "calls.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def test_an_arena_run_page_holds_every_game_its_boards_and_calls(llm_run, tmp_path):
+def test_an_arena_run_page_holds_every_game_its_boards_and_calls(engine_cells, llm_run, tmp_path):
     written = write_view(llm_run, tmp_path / "page.html")
     index = page_index(written.page)
     assert index.kind == "llm" and len(index.games) == written.games == 4
@@ -63,7 +50,7 @@ def test_an_arena_run_page_holds_every_game_its_boards_and_calls(llm_run, tmp_pa
     assert "https://" not in written.page.read_text() and "http://" not in written.page.read_text()  # nothing from a network
 
 
-def test_a_tournament_page_keys_calls_by_game_and_a_paper_page_shows_its_outcomes(tournament_run, paper_run, tmp_path):
+def test_a_tournament_page_keys_calls_by_game_and_a_paper_page_shows_its_outcomes(engine_cells, tournament_run, paper_run, tmp_path):
     written = write_view(tournament_run, tmp_path / "t.html")
     index = page_index(written.page)
     assert index.kind == "tournament" and len(index.games) == 2

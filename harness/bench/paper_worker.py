@@ -20,6 +20,7 @@ non-privileged agent are refused, recorded and noted.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -104,7 +105,7 @@ def shared_ppo(task: PaperTask, spec: str) -> str:
         return spec
     games = task.plan.budget if entry.name == "ppo" else values["games"]
     seed = int(np.random.SeedSequence([task.plan.seed, seed_word(task.env_id), _key("ppo-2k")]).generate_state(1)[0])
-    stem = f"{task.shared_dir}/env-{task.env_id}-seed-{seed}-games-{games}"
+    stem = f"{task.shared_dir}/env-{re.sub(r'[^A-Za-z0-9_.-]', '_', str(task.env_id))}-seed-{seed}-games-{games}"
     return f"ppo:seed={seed},shared={stem}" if entry.name == "ppo" else f"ppo-2k:games={games},seed={seed},shared={stem}"
 
 

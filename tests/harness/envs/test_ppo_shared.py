@@ -15,7 +15,7 @@ from harness.envs.ppo_shared import replay, shared_stem
 from harness.envs.scoring import Source, TableScorer
 from harness.play.arena import Arena
 from harness.play.grants import EvaluationGrants
-from harness.registry.specs import make_agent
+from harness.registry.specs import make_agent, parse_spec
 from tests.harness.envs.envs_helpers import environment
 
 TINY = PpoConfig(n_envs=3, n_steps=8, batch_size=8, n_epochs=2, snapshot_games=2, seed=5)
@@ -62,3 +62,18 @@ def test_the_row_refuses_a_shared_training_its_arena_scores_differently(tmp_path
     forged = [(moves, 1 if reward != 1 else -1), *stats.record[1:]]
     with pytest.raises(ValueError, match="training game 1 scores"):
         replay(Arena(env, budget=4), forged)
+
+
+def test_the_bench_worker_shares_only_the_default_row_and_the_default_opponent(tmp_path: Path) -> None:
+    from harness.bench.paper_plan import PaperTask, make_paper_plan
+    from harness.bench.paper_worker import shared_ppo
+
+    plan = make_paper_plan([5], ["ppo", "interval"], budget=1000, games=2, opponents=["random", "ppo-2k:games=1000"])
+    task = PaperTask(plan=plan, env_id=5, agent="ppo", shared_dir=str(tmp_path))
+    row, column = shared_ppo(task, "ppo"), shared_ppo(task, "ppo-2k:games=1000")
+    row_values, column_values = parse_spec(row)[1], parse_spec(column)[1]
+    assert row_values["shared"] == column_values["shared"] and row_values["seed"] == column_values["seed"] > 0
+    assert row_values["shared"].endswith("-games-1000") and column_values["games"] == 1000
+    for unshared in ("ppo:epochs=3", "ppo-2k:games=1000,seed=4", "random"):
+        assert shared_ppo(task, unshared) == unshared
+    assert shared_ppo(task.model_copy(update={"shared_dir": ""}), "ppo") == "ppo"

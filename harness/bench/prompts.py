@@ -3,10 +3,11 @@
 For each board (an open 6x6, the standard 8x8 of env 0, the 12x10 of env 4, an open 16x16)
 :func:`prompt_rows` gives llm-policy's mean prompt tokens per move over a full run (2,000
 adaptation games: :func:`harness.runs.estimate.estimate_run`, the estimate of ``arena run
---dry-run``, which counts a token as 4 characters), and the tokens of the board itself at the
-start position by a real tokenizer (litellm's ``token_counter`` for :data:`TOKENIZER_MODEL`,
-offline): spaced (cells separated by spaces, column letters on top, row numbers on the left) and
-compact (no spaces between cells), with the share of a move's prompt the spaced board would take.
+--dry-run``, prompts rendered for the positions of random games and counted by the tokenizer of
+the price model, gpt-4o-mini, offline), and the tokens of the board itself at the start position
+(litellm's ``token_counter`` for :data:`TOKENIZER_MODEL`): spaced (cells separated by spaces,
+column letters on top, row numbers on the left) and compact (no spaces between cells), with the
+share of a move's prompt the spaced board would take.
 The prompts use the spaced board below :data:`~harness.prompting.renderer.COMPACT_BOARD_COLS`
 columns and the compact one from there on (the 16x16 here).
 
@@ -37,7 +38,7 @@ class PromptRow:
 
     board: str
     cells: int
-    tokens_per_move: float  # estimate (4 characters a token), mean over a full run's adaptation moves
+    tokens_per_move: float  # the dry-run estimate's mean over a full run's adaptation moves
     board_tokens: int  # spaced, by the tokenizer
     compact_board_tokens: int  # no spaces between cells, by the tokenizer
 

@@ -69,7 +69,25 @@ GROUPS: tuple[Group, ...] = (
     Group("kernels", ("engine/kernels.py",), ENGINE_TESTS, jit_off=True),
     Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", *ENGINE_TESTS), jit_off=True),
     Group("play", ("harness/play/game.py", "harness/play/grants.py", "harness/play/decisions.py"), ("tests/harness/play",)),
-    Group("records", ("harness/records/*.py",), ("tests/harness/records",)),
+    # The records' critical path: transcripts (writer, reader, resume), the hash chain, the integrity checks, the
+    # commitment, the entries. Not interrupts.py, lock.py (its functions are decorated: no mutants) or provenance.py;
+    # not the writer-lock test (a subprocess holder: 40 s for every mutant of the writer that survives the others).
+    Group(
+        "records",
+        (
+            "harness/records/transcript.py",
+            "harness/records/chain.py",
+            "harness/records/integrity.py",
+            "harness/records/commitment.py",
+            "harness/records/entries.py",
+        ),
+        (
+            "tests/harness/records/test_transcript.py",
+            "tests/harness/records/test_chain.py",
+            "tests/harness/records/test_commitment.py",
+            "tests/harness/records/test_transcript_mutants.py",
+        ),
+    ),
     Group(
         "replay",
         ("harness/runs/replay.py", "harness/runs/rerun.py"),

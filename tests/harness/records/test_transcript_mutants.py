@@ -15,7 +15,7 @@ import pytest
 from record_tamper import edit_line, rechain
 
 from harness.play.decisions import FailureCounts
-from harness.records.entries import CALLS_FILE, GAMES_FILE, MANIFEST_FILE, CallEntry, GameEntry, RunManifest, TranscriptError
+from harness.records.entries import CALLS_FILE, GAMES_FILE, MANIFEST_FILE, CallEntry, GameEntry, TranscriptError
 from harness.records.transcript import (
     ResumePoint,
     TranscriptReader,

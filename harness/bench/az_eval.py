@@ -11,8 +11,8 @@ is half a win in the rate and the interval is Wilson's. A game's generators are
 seeded by (seed, board name, opponent spec, game number), so a game is the same
 whichever boards and opponents a call names beside it. ``opening``: the first
 ``opening`` discs of every game are placed at random (both sides, from the
-game's own generator), so that two deterministic players (``positional``,
-``ntuple``) play different games instead of the same two again and again.
+game's own generator), so that players that are deterministic but for random
+ties (``positional``, ``ntuple``) meet in many openings, not only their own.
 
 With a results file every game is appended as one JSON line as soon as it ends
 (spec, seed, opening, board, opponent, game number, the agent's reward); a later

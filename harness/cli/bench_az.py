@@ -31,7 +31,7 @@ def az_command(
         "Append every game to FILE as it ends; run again with the same FILE to play only the missing games."))] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every agent's generator.")] = 0,
     opening: Annotated[int, typer.Option("--opening", help=(
-        "Place the first N discs of every game at random (both sides), so deterministic players differ game to game."))] = 0,
+        "Place the first N discs of every game at random (both sides), so deterministic players meet in many openings."))] = 0,
     plugins: Annotated[list[str] | None, typer.Option("--plugin", help="A module or .py file declaring agents.")] = None,
 ) -> None:
     """Play SPEC against each opponent on a board set (default: standard 8x8 and three boards no az training saw).

@@ -15,12 +15,14 @@ import pytest
 from record_tamper import edit_line, rechain
 
 from harness.play.decisions import FailureCounts
+from harness.records.chain import scan_chain
 from harness.records.entries import CALLS_FILE, GAMES_FILE, MANIFEST_FILE, CallEntry, GameEntry, TranscriptError
 from harness.records.transcript import (
     ResumePoint,
     TranscriptReader,
     TranscriptWriter,
     open_log_for_append,
+    parse_log,
     read_log,
     read_manifest,
     resume_point,
@@ -252,3 +254,23 @@ def test_lost_sealed_lines_are_refused_in_words(tmp_path):
         TranscriptWriter(tmp_path, resume=True)
     assert str(lost.value) == (f"{tmp_path / GAMES_FILE}: the manifest seals 2 line(s), the file holds 1: lines were lost "
                                "after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)")
+
+
+def test_a_whole_record_problem_is_named_line_and_parse_log_verifies_by_default(tmp_path):
+    write_run(tmp_path)
+    edit_line(tmp_path / GAMES_FILE, 1, lambda row: row.update(forfeit_by="black"))  # rewards (1, -1) say white lost
+    rechain(tmp_path / GAMES_FILE)
+    with pytest.raises(TranscriptError) as corrupted:
+        read_log(tmp_path / GAMES_FILE, GameEntry)
+    assert str(corrupted.value) == (f"{tmp_path / GAMES_FILE}:2: corrupted GameEntry line: line: Value error, a game "
+                                    "forfeited by black must have rewards (-1, 1), not (1, -1)")
+    edit_line(tmp_path / CALLS_FILE, 0, lambda row: row.update(ply=3))  # the link to line 2 breaks
+    with pytest.raises(TranscriptError, match="the hash chain breaks here"):
+        parse_log(scan_chain(tmp_path / CALLS_FILE), CallEntry)
+
+
+def test_an_invalid_nested_manifest_field_is_named_by_its_path(tmp_path):
+    (tmp_path / MANIFEST_FILE).write_text(json.dumps({**manifest_data(), "versions": {"python": 3}}))
+    with pytest.raises(TranscriptError) as invalid:
+        read_manifest(tmp_path)
+    assert str(invalid.value) == f"{tmp_path / MANIFEST_FILE}: invalid manifest: versions.python: Input should be a valid string"

@@ -10,6 +10,8 @@ Nothing is written and no model is asked:
   and a per-game rate, see :func:`_adapt_seconds`), its process start through the referee is timed
   (unless ``--in-process``), then (frozen) it plays :data:`PROBE_GAMES` games against each opponent;
   the seconds are scaled by the plan's counts and the pairs spread over ``jobs`` workers.
+  An opponent trained once per environment and shared by the run's pairs (PPO-2K) is built once
+  here, timed on its own, and counted once per environment, not in every game against it;
   Other layouts (larger boards) and later adaptation may be slower. A model agent with a real
   model is not played (that would call it): its time is its model calls at
   ``latency_s`` a call, the opponents' search not counted;
@@ -20,6 +22,7 @@ Nothing is written and no model is asked:
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,8 +34,8 @@ from agents.base import AgentContext
 from agents.spec import AgentSpecError
 from engine import EnvKey, make_env
 from engine.protocol.arena import BudgetExhausted
-from harness.bench.paper_plan import PaperPlan
-from harness.bench.paper_worker import WatchedArena
+from harness.bench.paper_plan import PaperPlan, PaperTask
+from harness.bench.paper_worker import WatchedArena, shared_ppo
 from harness.play.grants import EvaluationGrants
 from harness.referee.agent_process import AgentJob, adapt
 from harness.referee.session import AgentSession
@@ -82,6 +85,7 @@ class PaperEstimate(BaseModel):
     adapt_probe: dict[str, tuple[int, int]]  # agent -> (games the probe's adaptation played, the probe's budget)
     probe_errors: dict[str, str] = {}  # agent -> why its probe failed (a run would likely fail its pairs too)
     game_seconds: dict[str, dict[str, float | None]]  # agent -> opponent label -> seconds per game
+    shared_seconds: dict[str, float] = {}  # opponent label -> seconds of its one training per environment (PPO-2K)
     model_costs: tuple[ModelCost, ...]
     latency_s: float
 
@@ -117,8 +121,9 @@ class PaperEstimate(BaseModel):
     def wall_seconds(self) -> float:
         """Every pair's seconds over ``min(jobs, pairs)`` workers (at least the longest pair)."""
         per_pair = [self.pair_seconds(agent) for _env in self.plan.env_ids for agent in self.plan.agents]
+        shared = len(self.plan.env_ids) * sum(self.shared_seconds.values())
         workers = max(1, min(self.jobs, len(per_pair)))
-        return max(sum(per_pair) / workers, max(per_pair, default=0.0))
+        return max((sum(per_pair) + shared) / workers, max(per_pair, default=0.0))
 
     def lines(self) -> list[str]:
         """The dry run's report, plain text."""
@@ -137,6 +142,8 @@ class PaperEstimate(BaseModel):
         lines += [f"left out: {m}" for m in plan.missing_opponents]
         untimed = f" (not counting {', '.join(self.probe_errors)}: not timed)" if self.probe_errors else ""
         lines.append(f"wall time: ~{duration(self.wall_seconds)} at --jobs {self.jobs}{untimed}")
+        lines += [f"  {label}: trained once per environment and shared by its pairs: ~{duration(seconds)} each, "
+                  f"~{duration(seconds * len(plan.env_ids))} in all" for label, seconds in self.shared_seconds.items()]
         for agent in plan.agents:
             adapt_s = self.adapt_seconds[agent]
             if agent in self.probe_errors:
@@ -177,25 +184,35 @@ def estimate_paper(plan: PaperPlan, jobs: int, *, latency_s: float = 1.0,
     adapt_probe: dict[str, tuple[int, int]] = {}
     probe_errors: dict[str, str] = {}
     game_seconds: dict[str, dict[str, float | None]] = {}
+    shared_seconds: dict[str, float] = {}
     costs = []
+    shared_dir = tempfile.TemporaryDirectory(prefix="arena-estimate-")
+    task = plan.tasks()[0].model_copy(update={"shared_dir": shared_dir.name})
     for agent in plan.agents:
         entry, values = parse_spec(agent)
         real_model = entry.name in MODEL_AGENTS and not str(values.get("model", "")).startswith("mock/")
         adapt_seconds[agent], game_seconds[agent] = None, {o.label: None for o in plan.opponents}
         if not real_model:
             try:
-                adapt_seconds[agent], adapt_probe[agent], game_seconds[agent] = _probe(agent, env, plan, timer)
+                adapt_seconds[agent], adapt_probe[agent], game_seconds[agent] = _probe(agent, env, plan, task, timer,
+                                                                                        shared_seconds)
             except Exception as error:  # noqa: BLE001 - the estimate says the agent could not be timed, and why
                 probe_errors[agent] = f"{type(error).__name__}: {error}"
         if entry.name in MODEL_AGENTS:
             costs.append(_model_cost(plan, agent, entry.name, values, latency_s))
+    shared_dir.cleanup()
+    rows = {_shared_stem(shared_ppo(task, agent)) for agent in plan.agents} - {""}
+    stems = {o.label: _shared_stem(shared_ppo(task, o.spec)) for o in plan.opponents}
+    # a training shared with the adaptive ppo row is in that row's adaptation time already
+    shared_seconds = {label: seconds for label, seconds in shared_seconds.items() if stems[label] not in rows}
     return PaperEstimate(plan=plan, jobs=jobs, probe_env=env.id, adapt_seconds=adapt_seconds, adapt_probe=adapt_probe,
-                         probe_errors=probe_errors, game_seconds=game_seconds, model_costs=tuple(costs), latency_s=latency_s)
+                         probe_errors=probe_errors, game_seconds=game_seconds, shared_seconds=shared_seconds,
+                         model_costs=tuple(costs), latency_s=latency_s)
 
 
 
-def _probe(agent: str, env: Any, plan: PaperPlan,
-           timer: Callable[[], float]) -> tuple[float, tuple[int, int], dict[str, float | None]]:
+def _probe(agent: str, env: Any, plan: PaperPlan, task: PaperTask, timer: Callable[[], float],
+           shared_seconds: dict[str, float]) -> tuple[float, tuple[int, int], dict[str, float | None]]:
     """A pair's adaptation seconds, the probe's (games played, budget), and seconds per game against each opponent.
 
     With ``plan.referee`` (as the run plays) the agent's process is started once with a budget of
@@ -214,12 +231,12 @@ def _probe(agent: str, env: Any, plan: PaperPlan,
             if adapted.error is not None:
                 raise AgentSpecError(f"{agent} failed while adapting on env {env.id}: {adapted.error}")
             overhead = max(0.0, timer() - started - adapted.seconds)
-            per_game = session.evaluate(lambda policy: _time_games(policy, env, plan, timer))
+            per_game = session.evaluate(lambda policy: _time_games(policy, env, plan, task, timer, shared_seconds))
         finally:
             session.close()
     seconds, played, probe, policy = _adapt_seconds(agent, env, plan, timer)
     if not plan.referee:
-        per_game = _time_games(policy, env, plan, timer)
+        per_game = _time_games(policy, env, plan, task, timer, shared_seconds)
     return overhead + seconds, (played, probe), per_game
 
 
@@ -253,8 +270,12 @@ def _adapt_seconds(agent: str, env: Any, plan: PaperPlan, timer: Callable[[], fl
     return max(0.0, small_s - rate * small) + rate * plan.budget, played, large, policy
 
 
-def _time_games(policy: Any, env: Any, plan: PaperPlan, timer: Callable[[], float]) -> dict[str, float | None]:
+def _time_games(policy: Any, env: Any, plan: PaperPlan, task: PaperTask, timer: Callable[[], float],
+                shared_seconds: dict[str, float]) -> dict[str, float | None]:
     """Seconds per game of the frozen ``policy`` against each opponent.
+
+    An opponent the run trains once per environment (``shared_ppo``) trains in a first untimed game whose
+    seconds are kept in ``shared_seconds`` (once: the agents' probes share the training as a run's pairs do).
 
     A fast agent first plays one untimed game against each kind of opponent (compiling its search), then
     :data:`PROBE_GAMES` timed games each; a slow one (a first game over :data:`SLOW_GAME_S`) one timed game each.
@@ -266,10 +287,16 @@ def _time_games(policy: Any, env: Any, plan: PaperPlan, timer: Callable[[], floa
         grants = EvaluationGrants(env)
         context = AgentContext(env.rules, grant_simulator=grants.grant_simulator if opponent.privileged else None)
 
-        def build(rng: Any, spec: str = opponent.spec, context: AgentContext = context) -> Any:
+        def build(rng: Any, spec: str = shared_ppo(task, opponent.spec), context: AgentContext = context) -> Any:
             return make_agent(spec, context, rng)
 
         kind = opponent.spec.partition(":")[0]
+        if _shared_stem(shared_ppo(task, opponent.spec)) and opponent.label not in shared_seconds:
+            started = timer()  # its first game trains it (then this process's cache answers, as a run's file does)
+            run_match(env, lambda rng: policy, build, 1, plan.seed)
+            shared_seconds[opponent.label] = timer() - started
+            warmed.add(kind)
+
         if not slow and kind not in warmed:
             started = timer()
             run_match(env, lambda rng: policy, build, 1, plan.seed)  # untimed: compiles what the opponent's search needs
@@ -298,6 +325,11 @@ def _model_cost(plan: PaperPlan, agent: str, name: str, values: dict[str, Any], 
         prompt_tokens=sum(e.prompt_tokens for e in estimates), reply_tokens=sum(e.reply_tokens for e in estimates),
         cost_usd=None if any(c is None for c in priced) else sum(c for c in priced if c is not None),
         call_seconds=sum(e.wall_s for e in estimates), token_counter=estimates[0].token_counter)
+
+
+def _shared_stem(spec: str) -> str:
+    """The file stem of a spec's shared training (``shared=`` is its last value, set by ``shared_ppo``); "" if none."""
+    return spec.partition("shared=")[2]
 
 
 def _count(n: int, noun: str) -> str:

@@ -79,3 +79,23 @@ def test_without_dry_run_a_real_model_still_needs_its_key(invoke, tmp_path, monk
                     "--budget", "4", "--games", "1", "--checkpoint-games", "1", "--out", tmp_path / "run")
     assert result.exit_code == 2 and "needs OPENAI_API_KEY" in result.output, result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_an_opponent_trained_once_per_environment_is_timed_once_not_in_every_game(invoke, tmp_path, monkeypatch):
+    import harness.envs.ppo as ppo
+
+    trainings = []
+    train = ppo.train_ppo
+
+    def counted(*args, **kwargs):
+        trainings.append(1)
+        return train(*args, **kwargs)
+
+    monkeypatch.setattr(ppo, "train_ppo", counted)
+    result = invoke("bench", "paper", "--dry-run", "--envs", "5", "--agents", "interval", "--agents", "greedy",
+                    "--opponents", "ppo-2k:games=16", "--opponents", "random", "--budget", "20", "--games", "2",
+                    "--checkpoint-games", "1", "--in-process", "--out", tmp_path / "run")
+    assert result.exit_code == 0, result.output
+    assert trainings == [1]  # both agents' probes and every timed game use the one training, as a run's pairs do
+    assert re.search(r"PPO-2K: trained once per environment and shared by its pairs: ~\d+ (s|min) each", result.output)
+    assert not (tmp_path / "run").exists()

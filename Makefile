@@ -90,10 +90,12 @@ coverage: venv numba-cache
 # Mutation testing (docs/testing.md): mutmut (pinned in requirements.lock) on the critical modules, one group
 # at a time (tests/mutation_run.py: each group's modules, the tests that may kill them, the JIT switch), 2 workers;
 # each mutant runs only the tests that reached the mutated function. MODULES picks groups (default all):
-# interval_belief engine play records replay models search. `make mutation MODULES=engine`.
+# interval_belief rules kernels bits play records replay moves errors client search. `make mutation MODULES=moves`.
+# Incremental: only mutants of functions changed since the group's last run are tested; FULL=1 tests them all.
 MODULES ?=
+FULL ?=
 mutation: venv
-	nice -n 15 $(VENV)/bin/python tests/mutation_run.py --max-children 2 $(MODULES)
+	nice -n 15 $(VENV)/bin/python tests/mutation_run.py --max-children 2 $(if $(FULL),--fresh) $(MODULES)
 
 bench: venv numba-cache
 	$(VENV)/bin/arena bench engine

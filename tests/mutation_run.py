@@ -3,15 +3,20 @@
 Each group names the modules it mutates, the tests that may kill their mutants (mutmut runs, for
 each mutant, only those of them that called the mutated function: it records which tests reach
 which function in one instrumented run first) and whether numba's JIT is off. A group runs in its
-own process (the JIT switch is read once, at numba's import) in a fresh `mutants/` copy of the
+own process (the JIT switch is read once, at numba's import) in its own `mutants/` copy of the
 tree; its results are kept in `.mutation/<group>.json` and the table of all kept groups is printed
 at the end.
+
+Incremental: a group's `mutants/` is kept after its run (in `.mutation/mutants/<group>`) and put
+back for the next, where mutmut re-tests only the mutants of functions whose source changed (it
+keeps each function's hash and each mutant's result; a change to pyproject.toml resets them all).
+`--fresh` starts the groups from a new copy and tests every mutant.
 
 mutmut leaves decorated functions alone. With the JIT off `njit` returns the function itself, so
 in the groups that switch it off (`jit_off`) functions decorated only with `njit` are mutated
 too; with the JIT on they cannot be (a trampoline does not compile), so those groups skip them.
 
-Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--summary | --show | --survivors]
+Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--fresh] [--summary | --show | --survivors]
 """
 
 from __future__ import annotations
@@ -225,9 +230,14 @@ def _module_path(mutant: str) -> str:
     return mutant.split(".x")[0].replace(".", "/") + ".py"
 
 
-def spawn_group(group: Group, max_children: int, survivors_only: bool = False) -> int:
-    """One group in a fresh process and a fresh `mutants/` copy; its report lands in .mutation/."""
+def spawn_group(group: Group, max_children: int, survivors_only: bool = False, fresh: bool = False) -> int:
+    """One group in a fresh process, in its kept `mutants/` copy (a new one if ``fresh``); its report lands in .mutation/."""
+    kept = RESULTS_DIR / "mutants" / group.name
     shutil.rmtree("mutants", ignore_errors=True)
+    if fresh:
+        shutil.rmtree(kept, ignore_errors=True)
+    if kept.is_dir():
+        shutil.move(str(kept), "mutants")
     RESULTS_DIR.mkdir(exist_ok=True)
     report = RESULTS_DIR / f"{group.name}.json"
     env = dict(os.environ, MUTATION_REPORT=str(report.resolve()))
@@ -243,7 +253,9 @@ def spawn_group(group: Group, max_children: int, survivors_only: bool = False) -
         data = json.loads(report.read_text())
         data["rerun_seconds" if survivors_only else "seconds"] = round(seconds)
         report.write_text(json.dumps(data, indent=1) + "\n")
-    shutil.rmtree("mutants", ignore_errors=True)
+    if Path("mutants").is_dir():
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move("mutants", str(kept))
     return code
 
 
@@ -274,6 +286,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("groups", nargs="*", help=f"groups to run (default all): {', '.join(GROUP_BY_NAME)}")
     parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--fresh", action="store_true", help="test every mutant again in a new copy (not only changed functions)")
     parser.add_argument("--summary", action="store_true", help="only print the table of the kept results")
     parser.add_argument("--survivors", action="store_true", help="run again only the kept survivors of the groups named")
     parser.add_argument("--show", action="store_true", help="print the diffs of the kept survivors of the groups named")
@@ -291,7 +304,7 @@ def main() -> int:
         run_group(GROUP_BY_NAME[args.groups[0]], args.max_children, args.survivors)
         return 0
     chosen = [] if args.summary else args.groups or list(GROUP_BY_NAME)
-    failed = [name for name in chosen if spawn_group(GROUP_BY_NAME[name], args.max_children, args.survivors)]
+    failed = [name for name in chosen if spawn_group(GROUP_BY_NAME[name], args.max_children, args.survivors, args.fresh)]
     summary()
     if failed:
         print(f"mutmut failed on: {', '.join(failed)}", file=sys.stderr)

@@ -63,6 +63,7 @@ from harness.bench.paper_run import (
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import print_error, stacked_tables, stderr_console, stdout_console
 from harness.cli.options import PluginOption, parse_envs, parse_specs, refuse_newer_schema, use_plugins
+from harness.prompting.waves import wave_label
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
 from harness.tournaments.resume import RunInterrupted
@@ -249,9 +250,9 @@ def print_summary(summary: PaperSummary, run_dir: Path, plots: Sequence[str]) ->
     console = stdout_console()
     for agent in summary.plan.agents:
         columns, rows = per_env_rows(summary, agent)
-        _print_table(console, f"Per environment: {agent}, W/D/L %", columns, rows)
+        _print_table(console, f"Per environment: {wave_label(agent)}, W/D/L %", columns, rows)
         columns, rows = convergence_rows(summary, agent)
-        _print_table(console, f"Convergence of {agent}: win % at each checkpoint (@ games played)", columns, rows)
+        _print_table(console, f"Convergence of {wave_label(agent)}: win % at each checkpoint (@ games played)", columns, rows)
     columns, rows = condition_rows(summary, "win")
     _print_table(console, "Per condition: win rate % (mean ± std over layouts)", columns, rows, labels=3)
     if has_held_out(summary.plan):

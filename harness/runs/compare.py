@@ -153,7 +153,7 @@ def legal_moves_track(config: object) -> str:
 
 
 def _tournament_run(run_dir: Path) -> RunRows:
-    from harness.tournaments.results import RESULTS_SCHEMA, UNADAPTED_MARK, TournamentResults, compact_ids
+    from harness.tournaments.results import RESULTS_SCHEMA, TournamentResults, agent_label, compact_ids
 
     path = run_dir / "results.json"
     try:
@@ -170,9 +170,8 @@ def _tournament_run(run_dir: Path) -> RunRows:
     env = str(results.env_ids[0]) if len(results.env_ids) == 1 else f"{len(results.env_ids)} envs"
     for row in results.over_envs:
         rates, n = row.overall, row.overall.games
-        agent = row.agent_a + ("*" if row.a_privileged else "") + (UNADAPTED_MARK if row.a_unadapted else "")
-        rows.append([run_dir.name, agent, "(baseline)", env, "-",
-                     row.agent_b + ("*" if row.b_privileged else ""), str(n)]
+        rows.append([run_dir.name, agent_label(row.agent_a, row.a_privileged, row.a_unadapted), "(baseline)", env, "-",
+                     agent_label(row.agent_b, row.b_privileged), str(n)]
                     + [_cell(getattr(rates, o), n) for o in ("win", "draw", "lose")] + ["-", "-", "-", "-"])
     setting = Setting(env=compact_ids(results.env_ids), budget=None,
                       opponents=_opponents(sorted({row.agent_b for row in results.over_envs})),

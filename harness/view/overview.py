@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Any
 
+from harness.prompting.waves import wave_label
 from harness.tournaments.stats import wilson
 from harness.view.sources import CallIndex, RunSource
 
@@ -141,7 +142,8 @@ def _tournament_outcomes(results: Any) -> dict[str, Any]:
     for row in (results or {}).get("over_envs", []) + (results or {}).get("per_env", []):
         rates = row["overall"]
         scope = "all envs" if row.get("env_id") is None else f"env {row['env_id']}"
-        rows.append(outcome_row(f"{row['agent_a']} vs {row['agent_b']} ({scope})", rates["win"], rates["draw"], rates["lose"],
+        pairing = f"{wave_label(row['agent_a'])} vs {wave_label(row['agent_b'])} ({scope})"
+        rows.append(outcome_row(pairing, rates["win"], rates["draw"], rates["lose"],
                                 bool(row.get("a_privileged") or row.get("b_privileged"))))
     return {"title": "A's results against B", "rows": rows}
 
@@ -165,7 +167,7 @@ def _paper(results: list[dict[str, Any]]) -> dict[str, Any]:
         if isinstance(belief, dict):
             beliefs.append({"x": pair["env_id"], "low": belief.get("k_low"), "high": belief.get("k_high"),
                             "label": f"env {pair['env_id']} {pair['agent']}", "true_k": pair.get("condition")})
-    rows = [outcome_row(f"{agent} vs {opponent}", c["win"], c["draw"], c["lose"], privileged.get(opponent, False))
+    rows = [outcome_row(f"{wave_label(agent)} vs {opponent}", c["win"], c["draw"], c["lose"], privileged.get(opponent, False))
             for (agent, opponent), c in sorted(totals.items())]
     checkpoints = []
     for (agent, opponent), by_games in sorted(curves.items()):
@@ -173,7 +175,7 @@ def _paper(results: list[dict[str, Any]]) -> dict[str, Any]:
         for games, c in sorted(by_games.items()):
             n = c["win"] + c["draw"] + c["lose"]
             points.append([games, c["win"] / n if n else 0.0, *wilson(c["win"], n)])
-        checkpoints.append({"label": f"{agent} vs {opponent}", "points": points})
+        checkpoints.append({"label": f"{wave_label(agent)} vs {opponent}", "points": points})
     return {"outcomes": {"title": "Final evaluation over all environments (adaptive agent vs opponent)", "rows": rows},
             "checkpoints": checkpoints, "notes": notes,
             "beliefs": {"true_k": None, "points": beliefs, "title": "Belief about K per environment"} if beliefs else None}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.prompting.waves import wave_label, wave_size
 from harness.records.entries import CALLS_FILE, GAMES_FILE, MANIFEST_FILE, CallEntry, GameEntry, TranscriptError
 from harness.tournaments.plan import GameLine
 from harness.view.data import RunKind
@@ -91,7 +92,8 @@ class RunSource:
     def title(self) -> str:
         if self.kind == "llm":
             config = self.manifest.get("config", {})
-            return f"{config.get('agent')} with {config.get('model')} on env {config.get('env')}"
+            agent = str(config.get("agent"))
+            return f"{wave_label(agent, wave_size(agent, config))} with {config.get('model')} on env {config.get('env')}"
         if self.kind == "tournament":
             return f"{self.manifest.get('kind', 'tournament')} {self.manifest.get('run_id', self.run_dir.name)}"
         return f"bench paper {self.run_dir.name}"

@@ -34,6 +34,7 @@ def test_an_arena_run_page_holds_every_game_its_boards_and_calls(engine_cells, l
     written = write_view(llm_run, tmp_path / "page.html")
     index = page_index(written.page)
     assert index.kind == "llm" and len(index.games) == written.games == 4
+    assert index.title.startswith("llm-policy (W=1) with mock/random-legal")  # W beside a model agent's name everywhere
     assert [(g.phase, g.index) for g in index.games] == [("adapt", 0), ("adapt", 1), ("eval", 0), ("eval", 1)]
     calls = calls_of(llm_run)
     assert written.calls == len(calls) and index.overview["usage"]["calls"] == len(calls)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.sweep.rating import Game, fitted_strengths
+from harness.tournaments.match import Tally
 
 ALPHA = 0.05
 RHO = 4.0  # the mixture's spread: the boundary is tightest near n/4 ~ 4 rho games, i.e. a few dozen to hundreds
@@ -52,22 +53,14 @@ def half_width(games: int, alpha: float, rho: float = RHO) -> float:
 
 
 @dataclass(frozen=True)
-class PairRecord:
+class PairRecord(Tally):
     """The direct games of the lower-indexed agent of a pair against the other: its wins, draws and losses."""
-
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
 
     def add(self, score: float) -> PairRecord:
         """This record with one more game, scored ``score`` for the lower-indexed agent."""
         return PairRecord(self.wins + (score == 1.0), self.draws + (score == 0.5), self.losses + (score == 0.0))
 
-    def interval(self, alpha: float) -> tuple[float, float]:
+    def sequence_interval(self, alpha: float) -> tuple[float, float]:
         """The confidence sequence's interval for the first agent's expected score, clipped to [0, 1]."""
         if self.games == 0:
             return 0.0, 1.0
@@ -101,7 +94,7 @@ class Standing:
     def score_interval(self, upper: int, lower: int) -> tuple[float, float]:
         """The interval for ``upper``'s expected score against ``lower`` (agent indices)."""
         record = self.pairs.get((min(upper, lower), max(upper, lower)), PairRecord())
-        low, high = record.interval(self.pair_alpha)
+        low, high = record.sequence_interval(self.pair_alpha)
         return (low, high) if upper < lower else (1.0 - high, 1.0 - low)
 
     def verdict(self, upper: int, lower: int) -> int:

@@ -71,6 +71,8 @@ def run(
                                                "llm-strategist's waves are its --batch)."),
     search_depth: int = typer.Option(3, "--search-depth", help="llm-strategist: Minimax depth in plies."),
     endgame: int = typer.Option(10, "--endgame", help="llm-strategist: solve exactly at this many empty cells or fewer."),
+    jobs: int = typer.Option(1, "--jobs", min=1, help="llm-strategist: worker processes that search a batch's games (the "
+                                                      "same games at any --jobs; --resume may give another)."),
     concurrency: int = typer.Option(32, "--concurrency", help="The ceiling of model calls in flight at once (lowered on 429s and "
                                                               "timeouts, grown again on success; evaluation games and a "
                                                               "--wave's games run concurrently)."),
@@ -136,7 +138,7 @@ def run(
                 opponents=tuple(parse_specs(opponents or ["random"], "--opponents")),
                 seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint, legal_moves=legal_moves,
                 max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, wave=wave, search_depth=search_depth,
-                endgame=endgame, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
+                endgame=endgame, jobs=jobs, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
                 referee=not in_process, cwm_mode=cwm_mode, cwm_explore=cwm_explore, cwm_calls=cwm_calls,
                 cwm_simulations=cwm_simulations, cwm_adapt_simulations=cwm_adapt_simulations, cwm_random=cwm_random,
                 cwm_heldout=cwm_heldout, cwm_planner=cwm_planner, cwm_depth=cwm_depth, cwm_reject=cwm_reject, unsandboxed=unsandboxed,
@@ -179,7 +181,7 @@ def resume_caps(ctx: typer.Context, resume: Path) -> dict[str, float | int]:
         source = ctx.get_parameter_source(name)
         if source is None or source.name not in ("COMMANDLINE", "ENVIRONMENT"):  # a default: nothing was asked
             continue
-        if name in CAP_FLAGS:
+        if name in CAP_FLAGS or name == "jobs":  # --jobs changes how fast, not what, is played
             caps[name] = value
             continue
         if name in RESUME_FREE or name in mo.FILE_KEYS or name == "model_config" or name == "in_process":
@@ -192,7 +194,7 @@ def resume_caps(ctx: typer.Context, resume: Path) -> dict[str, float | int]:
         if wanted != have:
             raise typer.BadParameter(
                 f"{flag} {value!r} differs from the run's {have!r} (recorded in {resume}/manifest.json): --resume continues "
-                f"the run as it was configured; only {' and '.join(CAP_FLAGS.values())} may change (start a new run to "
+                f"the run as it was configured; only {', '.join(CAP_FLAGS.values())} and --jobs may change (start a new run to "
                 f"change {flag})")
     return caps
 

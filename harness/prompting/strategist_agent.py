@@ -24,6 +24,16 @@ the mover's view, so the searcher (and the exact solver near the end) steers
 towards the target share rather than towards the most discs. Frozen evaluation
 (``decider``/``act``) uses the last strategy.
 
+With ``jobs`` > 1 a batch's games are searched on that many worker processes
+(:mod:`harness.prompting.worker_pool`; the search is CPU-bound): each worker gets
+the batch's strategy and settings and a game's index, plays the game with
+:func:`self_play_moves` and returns its moves; this process then plays them
+through the arena (the referee scores them as any game) in index order. The model
+is asked only here, through the run's one client. Every game is the same at any
+``jobs``: its generator is seeded by its index, its searcher built from the
+batch's strategy, and the search clears its transposition table at every search,
+so a worker's fresh tables give the moves the shared ones give.
+
 Batches start every ``batch`` games and also at each belief checkpoint
 (``checkpoints``, games finished): a checkpoint that falls inside a batch cuts it
 short, so the model states its belief after exactly that many games. A
@@ -54,10 +64,10 @@ from pydantic import (
     field_validator,
 )
 
-from agents.base import Agent, AgentContext, choose, forced_move
-from agents.search.api import SearchTables, empties, search_position, solve_position
-from agents.search.endgame import ratio_utility
-from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
+from agents.base import Agent, AgentContext
+from agents.search.api import SearchTables
+from agents.search.endgame import ratio_utility  # noqa: F401 - re-exported: the utility the module docstring names
+from agents.search.features import DEFAULT_WEIGHTS, FEATURES
 from agents.spec import Param, register
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
@@ -68,7 +78,6 @@ from harness.play.decisions import MoveDecision
 from harness.prompting.beliefs import describe_validation_error, json_objects
 from harness.prompting.memory import EpisodeMemory
 from harness.prompting.policy_agent import (
-    PHASE_CODES,
     SPEC_PARAMS,
     BeliefSink,
     CallSink,
@@ -79,7 +88,9 @@ from harness.prompting.policy_agent import (
     spec_client,
 )
 from harness.prompting.renderer import PromptRenderer, fit_memory
+from harness.prompting.strategist_search import Searcher, game_rng, replay, self_play_moves
 from harness.prompting.waves import wave_of
+from harness.prompting.worker_pool import WorkerPool
 
 STRATEGY_SCHEMA_VERSION = 1
 StrategySink = Callable[[int, "Strategy", "str | None", bool], None]  # batch start, strategy in force, error, new?
@@ -174,6 +185,7 @@ class LlmStrategistConfig:
     search_depth: int = 3
     endgame: int = 10
     checkpoints: tuple[int, ...] = ()  # extra batch starts: beliefs after exactly these many games
+    jobs: int = 1  # worker processes that search a batch's games (1: in this process)
     params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
 
     def batch_bounds(self, index: int, budget: int) -> tuple[int, int]:
@@ -182,28 +194,8 @@ class LlmStrategistConfig:
         return wave.start, wave.end
 
     def __post_init__(self) -> None:
-        if self.batch < 1 or self.search_depth < 1 or self.endgame < 0 or self.max_retries < 0:
-            raise ValueError("llm-strategist: batch and search_depth >= 1, endgame and max_retries >= 0")
-
-
-class _Searcher:
-    """Alpha-beta with a strategy's weights and target utility; ties drawn with the caller's generator."""
-
-    def __init__(self, rules: Any, strategy: Strategy, config: LlmStrategistConfig, tables: SearchTables) -> None:
-        self.rules, self.config, self.tables = rules, config, tables
-        self.weights = weights_array(strategy.full_weights())
-        self.utility = ratio_utility(rules.layout.cells, strategy.target_ratio)
-
-    def move(self, observation: Observation, rng: np.random.Generator) -> int:
-        forced = forced_move(observation)
-        if forced is not None:
-            return forced
-        rules, state = observation.rules, observation.state
-        if self.config.endgame and empties(rules, state) <= self.config.endgame:
-            result = solve_position(rules, state, self.utility, tables=self.tables)
-        else:
-            result = search_position(rules, state, self.config.search_depth, self.weights, self.utility, tables=self.tables)
-        return choose(rng, result.ties)
+        if self.batch < 1 or self.search_depth < 1 or self.endgame < 0 or self.max_retries < 0 or self.jobs < 1:
+            raise ValueError("llm-strategist: batch, search_depth and jobs >= 1, endgame and max_retries >= 0")
 
 
 class LlmStrategistAgent(MemoryAgent):
@@ -225,7 +217,7 @@ class LlmStrategistAgent(MemoryAgent):
         self.strategy_failures = 0
         self.model_calls = 0
         self._tables = SearchTables(self.rules.layout)
-        self._searcher = _Searcher(self.rules, self.strategy, self.config, self._tables)
+        self._searcher = Searcher(self.rules, self.strategy, self.config, self._tables)
         self.plan_before_play = False  # built from a spec: one strategy from the prompt alone, before the first move
 
     # ------------------------------------------------------------------ planning
@@ -278,7 +270,7 @@ class LlmStrategistAgent(MemoryAgent):
             self.strategy_failures += 1
         else:
             self.strategy = strategy
-            self._searcher = _Searcher(self.rules, strategy, self.config, self._tables)
+            self._searcher = Searcher(self.rules, strategy, self.config, self._tables)
         if record:
             if self.on_belief is not None:
                 self.on_belief(games_played, strategy.belief if strategy else None,
@@ -291,7 +283,7 @@ class LlmStrategistAgent(MemoryAgent):
 
     def decider(self, phase: str, game_index: int) -> Callable[[Observation], MoveDecision]:
         """A decider for one game with the strategy now in force (its own generator per phase and game)."""
-        rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
+        rng = game_rng(self.seed, phase, game_index)
         searcher = self._searcher
 
         def decide(obs: Observation) -> MoveDecision:
@@ -312,20 +304,30 @@ class LlmStrategistAgent(MemoryAgent):
         return self._searcher.move(observation, self.rng)
 
     async def adapt_async(self, arena: Any) -> None:
-        """Batches of self-play until the budget is spent."""
+        """Batches of self-play until the budget is spent (searched on ``jobs`` workers when more than one)."""
         self.rebuild_memory(arena)
         planned: int | None = None
-        while arena.remaining > 0:
-            index = arena.games_played
-            batch_start, _ = self.config.batch_bounds(index, self.budget)
-            if planned != batch_start:
-                await self.plan(batch_start)
-                planned = batch_start
-            decide = self.decider("adapt", index)
-            game, _ = await arena.play_verified(decide, decide, (self.name, self.name))
-            self.remember(game.record, index % 2)
-            if self.on_game is not None:
-                self.on_game("adapt", index, game, index % 2)
+        searched: dict[int, list[int]] = {}  # game index -> the moves a worker searched (this batch)
+        pool = WorkerPool(self.config.jobs) if self.config.jobs > 1 else None
+        try:
+            while arena.remaining > 0:
+                index = arena.games_played
+                batch_start, batch_end = self.config.batch_bounds(index, self.budget)
+                if planned != batch_start:
+                    await self.plan(batch_start)
+                    planned = batch_start
+                    if pool is not None:
+                        games = range(index, min(batch_end, index + arena.remaining))
+                        tasks = [(self.rules, self.strategy, self.config, self.seed, game) for game in games]
+                        searched = dict(zip(games, pool.map(self_play_moves, tasks)))
+                decide = replay(searched.pop(index), self.name) if index in searched else self.decider("adapt", index)
+                game, _ = await arena.play_verified(decide, decide, (self.name, self.name))
+                self.remember(game.record, index % 2)
+                if self.on_game is not None:
+                    self.on_game("adapt", index, game, index % 2)
+        finally:
+            if pool is not None:
+                pool.close()
         if arena.games_played in self.config.checkpoints and planned != arena.games_played:
             await self.plan(arena.games_played)  # the belief after the last game; its strategy plays the evaluation
 

@@ -26,7 +26,7 @@ def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe
         endgame=config.endgame, concurrency=config.concurrency, max_cost_usd=config.max_cost_usd,
         max_tokens=config.max_tokens, backoff_base_s=config.backoff_base_s, model_options=config.model_options,
         beliefs_done=tuple(beliefs_done),
-        cwm=cwm_settings(config), wave=config.wave,
+        cwm=cwm_settings(config), wave=config.wave, jobs=config.jobs,
     )
 
 

@@ -71,6 +71,7 @@ class LlmRunConfig(BaseModel):
     wave: int = Field(default=1, ge=1)  # llm-policy: adaptation games played at once on one memory (harness.prompting.waves)
     search_depth: int = Field(default=3, ge=1)  # llm-strategist: Minimax depth in plies
     endgame: int = Field(default=10, ge=0)  # llm-strategist: exact solve at this many empty cells or fewer
+    jobs: int = Field(default=1, ge=1)  # llm-strategist: worker processes searching a batch's games (same games at any N)
     concurrency: int = Field(default=32, ge=1)  # model calls in flight and evaluation games played at once
     model_options: ModelOptions = ModelOptions()  # endpoint, sampling, timeout, pass-through arguments (never keys)
     cwm_explore: int = Field(default=20, ge=0)  # cwm: exploration games (at most) before the first program

@@ -87,6 +87,7 @@ class ModelAgentRecipe:
     beliefs_done: tuple[int, ...] = ()
     cwm: CwmSettings | None = None
     wave: int = 1  # llm-policy: adaptation games at once on one memory
+    jobs: int = 1  # llm-strategist: worker processes that search a batch's games
 
     def client(self, cache: ResponseCache | None) -> ModelClient:
         """The model client the agent calls through (caps, retries, concurrency and options as configured)."""
@@ -117,6 +118,7 @@ class ModelAgentRecipe:
                 config=LlmStrategistConfig(
                     hint_level=self.hint, max_retries=self.max_retries, memory_tokens=self.memory_tokens, batch=self.batch,
                     search_depth=self.search_depth, endgame=self.endgame, checkpoints=self.checkpoints, params=params,
+                    jobs=self.jobs,
                 ),
                 on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, on_strategy=sinks.on_strategy,
                 beliefs_done=self.beliefs_done,

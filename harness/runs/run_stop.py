@@ -146,8 +146,10 @@ def raise_cap_hint(config: LlmRunConfig, calls: list[CallEntry], run_dir: Path) 
 
 
 def with_new_caps(config: LlmRunConfig, caps: dict[str, Any], games_done: dict[str, int]) -> LlmRunConfig:
-    """``config`` with the caps given to ``--resume`` (names as the config's fields), each change recorded."""
-    changed = {name: value for name, value in caps.items() if getattr(config, name) != value}
+    """``config`` with the caps given to ``--resume`` (names as the config's fields), each change recorded;
+    ``jobs`` (how fast, not what, the strategist plays) replaces the recorded one without a change record."""
+    config = config.model_copy(update={name: caps[name] for name in ("jobs",) if name in caps})
+    changed = {name: value for name, value in caps.items() if name != "jobs" and getattr(config, name) != value}
     if not changed:
         return config
     change = CapChange(adapt_games=games_done.get("adapt", 0), eval_games=games_done.get("eval", 0), **changed)

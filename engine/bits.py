@@ -229,6 +229,8 @@ def bb_select(a, rank):
 def to_words(bits: int, n_words: int) -> tuple[np.uint64, ...]:
     """A Python-int bitboard as a tuple of uint64 words."""
     mask = (1 << 64) - 1
+    if n_words == 1 and 0 <= bits <= mask:  # the common case (boards up to 64 cells), without the generator
+        return (U64(bits),)
     return tuple(U64((bits >> (64 * i)) & mask) for i in range(n_words))
 
 

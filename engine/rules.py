@@ -93,11 +93,12 @@ class Rules:
 
     def play(self, state: State, move: int) -> State:
         """The state after the mover plays ``move`` (a flat index, or PASS); checked first."""
-        legal = self.legal_moves(state)
-        if move not in legal:
-            raise IllegalMoveError(self._illegal_reason(state, move, legal))
-        if move == PASS:
-            return state._replace(to_move=1 - state.to_move)
+        if not (type(move) is int and move >= 0 and self.legal_mask(state) >> move & 1):  # else a legal placement
+            legal = self.legal_moves(state)
+            if move not in legal:
+                raise IllegalMoveError(self._illegal_reason(state, move, legal))
+            if move == PASS:
+                return state._replace(to_move=1 - state.to_move)
         flipped = self.flips(state, move)
         own = state.own | flipped | (1 << move)
         opp = state.opponent & ~flipped
@@ -162,11 +163,25 @@ class Rules:
         """
         colour = state.to_move if colour is None else colour
         layout = self.layout
-        grid = np.zeros(layout.cells, dtype=np.int8)
-        grid[_bit_indices(layout.mask(layout.obstacles))] = 2
-        grid[_bit_indices(state.discs(colour))] = 1
-        grid[_bit_indices(state.discs(1 - colour))] = -1
-        return grid.reshape(layout.rows, layout.cols)
+        own, opp = state.discs(colour), state.discs(1 - colour)
+        obstacles, empty = self._obstacle_grid
+        if own < 0 or opp < 0 or own & opp or (own | opp) & obstacles or (own | opp).bit_length() > layout.cells:
+            grid = empty.copy()  # not a reachable position: the cells are written in turn, as always
+            grid[_bit_indices(own)] = 1
+            grid[_bit_indices(opp)] = -1
+            return grid.reshape(layout.rows, layout.cols)
+        words = (layout.cells + 7) // 8
+        both = np.frombuffer((own | opp << (8 * words)).to_bytes(2 * words, "little"), dtype=np.uint8)
+        bits = np.unpackbits(both, bitorder="little").view(np.int8).reshape(2, 8 * words)
+        return (empty + bits[0, : layout.cells] - bits[1, : layout.cells]).reshape(layout.rows, layout.cols)
+
+    @cached_property
+    def _obstacle_grid(self) -> tuple[int, np.ndarray]:
+        """The obstacle mask and the flat int8 board with 2 on the obstacles, 0 elsewhere (:meth:`grid` starts from it)."""
+        obstacles = self.layout.mask(self.layout.obstacles)
+        grid = np.zeros(self.layout.cells, dtype=np.int8)
+        grid[_bit_indices(obstacles)] = 2
+        return obstacles, grid
 
 
 def _bit_indices(mask: int) -> list[int]:

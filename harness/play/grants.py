@@ -11,6 +11,7 @@ Results with any grant are labelled privileged.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +33,18 @@ class Rollout(NamedTuple):
     seed: int
 
 
+
+
+@lru_cache(maxsize=64)
+def _reward_table(condition: Condition, size: int) -> np.ndarray:
+    """:meth:`PrivilegedSimulator.reward_table`, built once per (condition, board size): every MCTS opponent of a
+    run asks for it (about 20 ms in exact fractions each time); the array is read-only, so sharing it is safe."""
+    table = np.zeros((size, size), dtype=np.int8)
+    for own in range(size):
+        for opp in range(size - own):
+            table[own, opp] = condition.rewards(own, opp)[0]
+    table.setflags(write=False)
+    return table
 
 
 class EvaluationGrants:
@@ -122,13 +135,7 @@ class PrivilegedSimulator:
         recorded use however often it is indexed.
         """
         self._record_call("table")
-        size = self.rules.layout.cells + 1
-        table = np.zeros((size, size), dtype=np.int8)
-        for own in range(size):
-            for opp in range(size - own):
-                table[own, opp] = self._condition.rewards(own, opp)[0]
-        table.setflags(write=False)
-        return table
+        return _reward_table(self._condition, self.rules.layout.cells + 1)
 
     def rewards(self, black: int, white: int) -> tuple[int, int]:
         """True terminal rewards (black, white) for final disc counts."""

@@ -134,12 +134,14 @@ class UtilityTables:
         factor = features.positional_norm / (np.maximum(discs, 1) * bound)
         self.scale = np.ones((len(self.pairs), len(UTILITY_TERMS)))
         self.scale[:, 0] = np.where(discs > 0, factor, 0.0)
+        own, opp = self.pairs.T
+        # flat positions in the table of [own, opp, term feature], row by row as ``outputs`` is laid out
+        self._flat = (((own[:, None] * self.size + opp[:, None]) * len(FEATURES)) + np.array(_TERM_FEATURES)).ravel()
 
     def kernel_table(self, outputs: np.ndarray) -> np.ndarray:
         """The ``(cells + 1, cells + 1, features)`` table of WeightNet ``outputs`` (a row per count pair, else 0)."""
         table = np.zeros((self.size, self.size, len(FEATURES)))
-        own, opp = self.pairs.T
-        table[own[:, None], opp[:, None], _TERM_FEATURES] = outputs * self.scale
+        table.reshape(-1)[self._flat] = (outputs * self.scale).reshape(-1)
         return table
 
 

@@ -1,15 +1,13 @@
 """Model replies to verified moves: the tolerant parser, re-asking, fallback policies, failure counts, forfeits."""
 
-import asyncio
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import BLACK, PASS, WHITE, make_env
+from engine import BLACK, PASS, WHITE
 from engine.notation import format_move, parse_move
-from engine.protocol.observation import observe
 from engine.protocol.policy import RandomPolicy
 from harness.play.decisions import (
     FailureCounts,
@@ -20,12 +18,9 @@ from harness.play.decisions import (
 )
 from harness.play.game import IllegalProposalError, from_policy, play_game_sync
 from harness.prompting.moves import ModelCallFailed, MoveAsker, parse_reply
+from tests.harness.prompting.moves_helpers import ENV, LAYOUT, OBS, PROMPT, decide, scripted
 
-ENV = make_env(0)  # standard 8x8
-LAYOUT = ENV.layout
-OBS = observe(ENV.rules, ENV.rules.initial_state())  # black to move: e3, f4, c5, d6
 LEGAL = [format_move(m, LAYOUT) for m in OBS.legal_moves]
-PROMPT = [{"role": "user", "content": "Your move."}]
 
 
 @pytest.mark.parametrize(("text", "notation", "source"), [
@@ -90,26 +85,6 @@ def test_truncated_reply_still_counts_an_explicit_answer():
 
 # ---------------------------------------------------------------- MoveAsker
 
-def scripted(*replies):
-    """An async ask() that returns (or raises) the given replies in order and records what it was sent."""
-    sent = []
-    queue = list(replies)
-
-    async def ask(messages):
-        sent.append(messages)
-        if not queue:
-            raise AssertionError("the script ran out of replies")
-        reply = queue.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply if isinstance(reply, tuple) else (reply, "stop")
-
-    ask.sent = sent
-    return ask
-
-
-def decide(asker, obs=OBS):
-    return asyncio.run(asker.decide(obs, PROMPT))
 
 
 def test_legal_first_time():

@@ -6,27 +6,10 @@ import asyncio
 
 import pytest
 
-from engine import make_env
 from engine.notation import parse_move
-from engine.protocol.observation import observe
 from harness.play.decisions import FailureCounts
 from harness.prompting.moves import ModelCallFailed, MoveAsker
-
-ENV = make_env(0)
-OBS = observe(ENV.rules, ENV.rules.initial_state())  # black to move: e3, f4, c5, d6
-PROMPT = [{"role": "user", "content": "Your move."}]
-
-
-def scripted(*replies):
-    queue = list(replies)
-
-    async def ask(messages):
-        reply = queue.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply, "stop"
-
-    return ask
+from tests.harness.prompting.moves_helpers import ENV, OBS, PROMPT, scripted
 
 
 def test_free_call_failures_do_not_use_up_the_re_asks():

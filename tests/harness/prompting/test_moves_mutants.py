@@ -7,41 +7,14 @@ messages sent, the finish reason, the ask callable's third element) are pinned h
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 
 import numpy as np
 import pytest
 
-from engine import make_env
-from engine.protocol.observation import observe
 from harness.play.decisions import Attempt, FailureKind, ParsedMove, ParseFailure
 from harness.prompting.moves import ModelCallFailed, MoveAsker, default_feedback, legal_list, parse_reply, verify
-
-ENV = make_env(0)  # standard 8x8
-LAYOUT = ENV.layout
-OBS = observe(ENV.rules, ENV.rules.initial_state())  # black to move: e3, f4, c5, d6 (in this order)
-PROMPT = [{"role": "user", "content": "Your move."}]
-
-
-def scripted(*replies):
-    """An async ask() returning (or raising) the given replies in order; a str reply finishes with "stop"."""
-    sent, queue = [], list(replies)
-
-    async def ask(messages):
-        sent.append(messages)
-        reply = queue.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply if isinstance(reply, tuple) else (reply, "stop")
-
-    ask.sent = sent
-    return ask
-
-
-def decide(asker, obs=OBS):
-    return asyncio.run(asker.decide(obs, PROMPT))
-
+from tests.harness.prompting.moves_helpers import LAYOUT, OBS, PROMPT, decide, scripted
 
 # ---------------------------------------------------------------- ModelCallFailed
 

@@ -15,7 +15,6 @@ import typer
 from rich.text import Text
 
 from harness.bench.paper_plan import SCHEMA
-from harness.bench.paper_plots import redraw_figures
 from harness.cli.console import stdout_console
 from harness.cli.options import refuse_newer_schema
 
@@ -28,6 +27,8 @@ def replot(
     if not run_dir.is_dir():
         raise typer.BadParameter(f"{str(run_dir)!r} is not a directory: give the run directory of 'arena bench paper'")
     refuse_newer_schema(run_dir / "manifest.json", SCHEMA)
+    from harness.bench.paper_plots import redraw_figures  # matplotlib only when drawing
+
     paths, notes = redraw_figures(run_dir)
     console = stdout_console()
     for path in paths:

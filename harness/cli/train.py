@@ -38,7 +38,6 @@ from agents.posnet_train import (
     training_layouts,
 )
 from engine.environments import layouts as benchmark_layouts
-from harness.bench.posnet_plot import plot_value_tables
 from harness.cli.console import stderr_console, stdout_console
 from harness.cli.perft import duration
 from harness.tournaments.tournament import default_run_dir
@@ -79,6 +78,8 @@ def posnet(
         progress.update(task, description="generations")
         result = train_posnet(config, on_generation=lambda generation, _: progress.update(task, completed=generation))
     save_result(result, path)
+    from harness.bench.posnet_plot import plot_value_tables  # matplotlib only when drawing
+
     picture = plot_value_tables(*_benchmark_tables(result), path.with_suffix(".png"))
     console.print(Text(
         f"{result.games:,} games in {generations} generations, population {population}, {layouts} layouts, "

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy
-from scipy.optimize import minimize
 
 SCALE = 400.0 / math.log(10.0)
 RIDGE = 0.005  # 0.5 * theta^2 / 10^2 per agent: a prior far wider than any rating gap the data can show
@@ -132,6 +130,8 @@ def _negative_log_likelihood(params: np.ndarray, rows: np.ndarray, weights: np.n
 @functools.cache
 def _scipy_blas() -> ctypes.CDLL | None:
     """The OpenBLAS that scipy's wheel bundles (its L-BFGS-B calls it), or None where scipy was built otherwise."""
+    import scipy  # imported when a fit runs, not when `arena` starts (~0.3 s)
+
     for path in sorted(Path(scipy.__file__).parent.parent.glob("scipy.libs/libscipy_openblas*.so")):
         with contextlib.suppress(OSError):
             library = ctypes.CDLL(str(path))
@@ -158,6 +158,8 @@ def one_blas_thread() -> Iterator[None]:
 
 def _solve(rows: np.ndarray, weights: np.ndarray, n: int, draws: bool,
            start: np.ndarray | None) -> tuple[np.ndarray, float, bool]:
+    from scipy.optimize import minimize  # imported when a fit runs, not when `arena` starts
+
     x0 = start if start is not None else np.zeros(n + int(draws))
     result = minimize(_negative_log_likelihood, x0, args=(rows, weights, n, draws), jac=True, method="L-BFGS-B",
                       options={"maxiter": 2000, "gtol": 1e-7, "ftol": 1e-12})

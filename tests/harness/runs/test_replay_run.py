@@ -181,8 +181,8 @@ def test_compare_shows_runs_and_tournament_baselines(base_run, tmp_path):
     plan = make_plan(round_robin(["random", "greedy"]), [21], 2, 0)
     run_tournament(plan, tmp_path / "baseline", jobs=1)
     table = compare_table([base_run, other, tmp_path / "baseline"], force=True)  # their opponents differ
-    assert "| r | llm-policy | mock/first-legal | 21 | 10/10 | random | 2 |" in table
-    assert "| other | llm-policy |" in table and "| greedy |" in table
+    assert "| r | llm-policy (W=1) | mock/first-legal | 21 | 10/10 | random | 2 |" in table
+    assert "| other | llm-policy (W=1) |" in table and "| greedy |" in table
     assert "| baseline | random | (baseline) | 21 |" in table
     result = invoke("compare", base_run, other, tmp_path / "baseline", "--force")
     assert result.exit_code == 0 and "other" in result.output and "baseline" in result.output

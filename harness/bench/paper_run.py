@@ -107,6 +107,7 @@ def read_results(run_dir: Path) -> dict[tuple[EnvKey, str], EnvAgentResult]:
 def run_bench_paper(
     plan: PaperPlan, run_dir: Path, jobs: int, *, command: str = "", resume: bool = False,
     on_result: Callable[[EnvAgentResult], None] | None = None, stop: StopRequest | None = None,
+    shared_dir: Path | None = None,
 ) -> list[EnvAgentResult]:
     """Run the plan's pairs not finished yet (``resume``: those without an ``ok`` line), streaming each line.
 
@@ -115,24 +116,26 @@ def run_bench_paper(
     ``if __name__ == "__main__":`` guard); ``on_result`` runs here after each line is written.
     Once ``stop`` is requested no new pair starts; with pairs left unplayed the run is
     marked interrupted and :class:`~harness.tournaments.resume.RunInterrupted` is raised.
+    ``shared_dir``: where each environment's one PPO-2K training is kept (default ``run_dir/ppo-2k``; a sweep gives
+    one directory to all its cells, so two agents' cells on one environment train it once).
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise TournamentError(f"jobs={jobs!r}: give 1 or more worker processes")
     if not resume:
         check_run_dir(run_dir)
     with writer_lock(run_dir):  # one writer per run directory: a second command fails at once, naming the holder
-        _run_pairs(plan, run_dir, jobs, command, resume, on_result, stop)
+        _run_pairs(plan, run_dir, jobs, command, resume, on_result, stop, shared_dir or run_dir / "ppo-2k")
     recorded = read_results(run_dir)
     return [recorded[task.key] for task in plan.tasks() if task.key in recorded]
 
 
 def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: bool,
-               on_result: Callable[[EnvAgentResult], None] | None, stop: StopRequest | None = None) -> None:
+               on_result: Callable[[EnvAgentResult], None] | None, stop: StopRequest | None, shared_dir: Path) -> None:
     """Play the pairs not finished yet and append their lines (the caller holds the writer lock)."""
     if resume:
         _drop_partial_line(run_dir / "results.jsonl")
     finished = {k for k, r in read_results(run_dir).items() if r.status == "ok"} if resume else set()
-    todo = [task.model_copy(update={"shared_dir": str(run_dir / "ppo-2k")}) for task in plan.tasks() if task.key not in finished]
+    todo = [task.model_copy(update={"shared_dir": str(shared_dir)}) for task in plan.tasks() if task.key not in finished]
     manifest = _manifest(plan, run_dir, jobs, command, resumed=len(finished))
     _write_json(run_dir / "manifest.json", manifest)
     status, error, played = "complete", None, 0

@@ -70,7 +70,7 @@ class PpoAgent(Agent):
         from harness.envs.ppo_shared import blank_policy
 
         torch.manual_seed(self.config.seed)
-        return blank_policy(self.rules, self.config)
+        return blank_policy(self.rules, self.config, trainable=False)  # played (an act before adapt), never trained
 
     def act(self, observation: Observation) -> int:
         move = forced_move(observation)

@@ -42,11 +42,23 @@ def shared_stem(directory: str | Path, env_id: object, seed: int, games: int) ->
     return Path(directory) / f"env-{env_id}-seed-{seed}-games-{games}"
 
 
-def blank_policy(rules: Rules, config: PpoConfig) -> MaskableActorCriticPolicy:
-    """A default MlpPolicy for ``rules``' board, as MaskablePPO builds it (weights from torch's current seed)."""
+class _NoOptimizer:
+    """Stands in for Adam in a policy that is only played, never trained: torch's first optimizer imports
+    ``torch._dynamo`` (~1.1 s of CPU in every agent and worker process that loads a PPO-2K)."""
+
+    def __init__(self, params: Any, lr: float, **options: Any) -> None:
+        del params, lr, options
+
+
+def blank_policy(rules: Rules, config: PpoConfig, *, trainable: bool = True) -> MaskableActorCriticPolicy:
+    """A default MlpPolicy for ``rules``' board, as MaskablePPO builds it (weights from torch's current seed).
+
+    ``trainable=False``: no optimizer (a policy loaded to be played); its weights are the same."""
     layout = rules.layout
     rate = config.learning_rate
-    return MaskableActorCriticPolicy(planes_space(layout.rows, layout.cols), spaces.Discrete(layout.cells), lambda _: rate)
+    extra: dict[str, Any] = {} if trainable else {"optimizer_class": _NoOptimizer}
+    return MaskableActorCriticPolicy(planes_space(layout.rows, layout.cols), spaces.Discrete(layout.cells), lambda _: rate,
+                                     **extra)
 
 
 @contextmanager
@@ -87,7 +99,7 @@ def load(path: Path, rules: Rules, config: PpoConfig) -> Trained:
     saved: dict[str, Any] = torch.load(path, weights_only=True)
     if saved["config"] != asdict(config):
         raise ValueError(f"{path}: trained with {saved['config']}, not {asdict(config)}: remove the file or use its settings")
-    policy = blank_policy(rules, config)
+    policy = blank_policy(rules, config, trainable=False)
     policy.load_state_dict(saved["weights"])
     return policy.eval(), [(list(moves), int(reward)) for moves, reward in saved["games"]]
 

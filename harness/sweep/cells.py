@@ -30,6 +30,7 @@ from harness.runs.run_stop import CapReached
 from harness.sweep.spec import Cell
 
 CELLS_DIR = "cells"
+SHARED_DIR = "ppo-2k"  # one PPO-2K training per environment and seed for the whole sweep (harness.envs.ppo_shared)
 
 
 class CellOutcome(BaseModel):
@@ -77,7 +78,8 @@ def run_cell(cell: Cell, out: str | Path, endpoints: dict[str, str] | None = Non
     try:
         if cell.kind == "bench":
             assert cell.plan is not None
-            results = run_bench_paper(cell.plan, run_dir, 1, command=f"arena sweep run (cell {cell.id})", resume=state == "partial")
+            results = run_bench_paper(cell.plan, run_dir, 1, command=f"arena sweep run (cell {cell.id})", resume=state == "partial",
+                                      shared_dir=Path(out) / SHARED_DIR)
             failed = [r.error or "failed" for r in results if r.status != "ok"]
             if failed:
                 return CellOutcome(id=cell.id, status="failed", error=failed[0], seconds=time.perf_counter() - started)

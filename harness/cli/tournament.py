@@ -40,7 +40,7 @@ from harness.cli.options import (
     parse_specs,
     use_plugins,
 )
-from harness.cli.tournament_adaptive import run_adaptive_command
+from harness.cli.tournament_adaptive import resume_adaptive_command, run_adaptive_command
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.registry.specs import canonical_spec
 from harness.tournaments.plan import (
@@ -174,6 +174,11 @@ def tournament(
                                                   help="--adaptive: game cap (default: the fixed round robin's).")] = None,
     max_cost_usd: Annotated[float | None, typer.Option("--max-cost-usd", show_default=False,
                                                        help="--adaptive: no game starts once model calls cost this.")] = None,
+    batch: Annotated[int | None, typer.Option(
+        "--batch", show_default=False,
+        help="--adaptive: games chosen at a time, each batch from the games before it (even; default 2, or --jobs "
+             "rounded up to even). The games played depend on the seed and --batch, never on --jobs "
+             "(--jobs 1 is the default with --adaptive).")] = None,
 ) -> None:
     """A round robin of --agents (every pair once, the earlier-listed agent as A), or each against --vs.
 
@@ -185,7 +190,10 @@ def tournament(
     gets only the rules, its spec and its seed (--in-process: UNENFORCED, all in
     the process that holds K). Adaptive agents play unadapted here (a warning
     says so; tables mark them). Ctrl-C stops cleanly (a second one at once);
-    --resume DIR finishes the run.
+    --resume DIR finishes the run (an --adaptive one too: its recorded games are
+    kept, the rest played as an uninterrupted run would). --adaptive plays
+    --batch games at a time over --jobs workers; `arena leaderboard DIR` rates
+    the games of any tournament run.
     """
     plugin_words = use_plugins(plugin)
     specs = parse_specs(agents, "--agents") if agents is not None else None
@@ -195,8 +203,9 @@ def tournament(
         "--vs": [canonical_spec(spec) for spec in opponents] if opponents is not None else None,
         "--envs": list(parse_envs(envs)) if envs is not None else None, "--games": games, "--seed": seed,
         "--in-process": in_process or None}
-    if resume is not None and adaptive:
-        raise typer.BadParameter("--adaptive runs do not resume: start the adaptive tournament again (leave out --resume)")
+    if resume is not None and (read_manifest(resume, "tournament").get("schedule") == "adaptive" or adaptive):
+        resume_adaptive_command(resume, jobs, plugin_words, given | {"--batch": batch}, out)
+        return
     if resume is not None:
         _resume(resume, "tournament", given, out, jobs, plugin_words)
         return
@@ -215,7 +224,7 @@ def tournament(
         words += [*(["--max-games", str(max_games)] if max_games is not None else []),
                   *(["--max-cost-usd", str(max_cost_usd)] if max_cost_usd is not None else [])]
         run_adaptive_command(plan, words + (["--in-process"] if in_process else []), out, alpha=alpha,
-                             max_games=max_games, max_cost_usd=max_cost_usd)
+                             max_games=max_games, max_cost_usd=max_cost_usd, jobs=jobs, batch=batch)
         return
     command += spec_words("--vs", opponents) if opponents is not None else []
     command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]

@@ -153,6 +153,8 @@ class Standing:
 
 
 PlayGame = Callable[[str, str, int], tuple[float, float]]  # (A, B, game index of the pair) -> (A's score, cost in $)
+GameOrder = tuple[str, str, int]  # (A, B, game index of the pair): A is the earlier of the pair in the agents' order
+PlayBatch = Callable[[list[GameOrder]], list[tuple[float, float]]]  # a batch of games -> their results, in its order
 
 
 @dataclass(frozen=True)
@@ -166,26 +168,56 @@ class Outcome:
     stopped_by: str  # "decision", "game cap" or "dollar cap"
 
 
-def run_adaptive(agents: Sequence[str], play: PlayGame, *, alpha: float = ALPHA, max_games: int = 10_000,
-                 max_cost_usd: float | None = None, warmup: int = 1) -> Outcome:
-    """Play ``warmup`` rounds of the round robin (2 games a pair), then widest-undecided-neighbour pairs until decided."""
+def run_adaptive(agents: Sequence[str], play: PlayGame | None = None, *, alpha: float = ALPHA, max_games: int = 10_000,
+                 max_cost_usd: float | None = None, warmup: int = 1, batch: int = GAMES_PER_PICK,
+                 play_batch: PlayBatch | None = None) -> Outcome:
+    """Play ``warmup`` rounds of the round robin (2 games a pair), then widest-undecided-neighbour pairs until decided.
+
+    Games are chosen ``batch`` at a time (an even number: ``batch / 2`` picks of two games, colours swapped) from the
+    standing after the previous batches, then played together by ``play_batch`` (default: one by one through
+    ``play``), recorded in the batch's order, and the test and caps are checked between batches. The games chosen
+    depend on ``batch`` and the results only, never on how ``play_batch`` plays them (in parallel, in any order).
+    """
+    if batch < GAMES_PER_PICK or batch % GAMES_PER_PICK:
+        raise ValueError(f"batch={batch}: give an even number of games, 2 or more")
+    if play_batch is None:
+        play_batch = _one_by_one(play)
     standing = Standing(tuple(agents), alpha)
     played: dict[tuple[str, str], int] = {}
-
-    def pick() -> tuple[str, str] | None:
-        if standing.games < warmup * GAMES_PER_PICK * len(_pairs(agents)):
-            return _pairs(agents)[standing.games // GAMES_PER_PICK % len(_pairs(agents))]
-        return standing.next_pairing()
-
     while True:
-        stop = _cap(standing, max_games, max_cost_usd)
-        if stop:
-            return _outcome(standing, stop)
-        pairing = pick()
-        if pairing is None:
+        picks = min(batch, max_games - standing.games) // GAMES_PER_PICK
+        if picks == 0:
+            return _outcome(standing, "game cap")
+        if max_cost_usd is not None and standing.cost_usd >= max_cost_usd:
+            return _outcome(standing, "dollar cap")
+        pairings = next_pairings(standing, picks, warmup)
+        if not pairings:
             return _outcome(standing, "decision")
-        for _ in range(GAMES_PER_PICK):
-            standing = _play_one(standing, played, pairing, play)
+        orders = [_order(standing, played, pairing) for pairing in pairings for _ in range(GAMES_PER_PICK)]
+        for (a, b, _), (score, cost) in zip(orders, play_batch(orders), strict=True):
+            standing = standing.record(Game(a, b, score), cost)
+
+
+def next_pairings(standing: Standing, picks: int, warmup: int = 1) -> list[tuple[str, str]]:
+    """The next ``picks`` pairings (two games each): the warm-up round robin's next pairs, then the undecided
+    neighbour pairs widest first, in turn (the widest again once each has one); empty once the order is decided."""
+    pairs = _pairs(standing.agents)
+    warm = warmup * GAMES_PER_PICK * len(pairs)
+    chosen: list[tuple[str, str]] = []
+    games = standing.games
+    while len(chosen) < picks and games < warm:
+        chosen.append(pairs[games // GAMES_PER_PICK % len(pairs)])
+        games += GAMES_PER_PICK
+    if len(chosen) == picks:
+        return chosen
+    order = standing.order()
+    candidates = standing.undecided(order)
+    if not candidates:
+        return chosen
+    widths = [standing.score_interval(u, v)[1] - standing.score_interval(u, v)[0] for u, v in candidates]
+    ranked = [candidates[k] for k in sorted(range(len(candidates)), key=lambda k: -widths[k])]  # stable: ties by order
+    return chosen + [(standing.agents[u], standing.agents[v])
+                     for u, v in (ranked[k % len(ranked)] for k in range(picks - len(chosen)))]
 
 
 def run_round_robin(agents: Sequence[str], play: PlayGame, *, alpha: float = ALPHA, max_games: int = 10_000,
@@ -204,15 +236,28 @@ def run_round_robin(agents: Sequence[str], play: PlayGame, *, alpha: float = ALP
                 standing = _play_one(standing, played, pairing, play)
 
 
+def _one_by_one(play: PlayGame | None) -> PlayBatch:
+    if play is None:
+        raise ValueError("give play or play_batch")
+    single = play
+    return lambda orders: [single(a, b, k) for a, b, k in orders]
+
+
 def _pairs(agents: Sequence[str]) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
 
 
-def _play_one(standing: Standing, played: dict[tuple[str, str], int], pairing: tuple[str, str],
-              play: PlayGame) -> Standing:
-    a, b = sorted(pairing, key=standing.agents.index)  # one pairing (and game numbering) per pair, however it is picked
+def _order(standing: Standing, played: dict[tuple[str, str], int], pairing: tuple[str, str]) -> GameOrder:
+    """The pair's next game: one pairing (and game numbering) per pair, however it is picked."""
+    a, b = sorted(pairing, key=standing.agents.index)
     index = played.get((a, b), 0)
     played[(a, b)] = index + 1
+    return a, b, index
+
+
+def _play_one(standing: Standing, played: dict[tuple[str, str], int], pairing: tuple[str, str],
+              play: PlayGame) -> Standing:
+    a, b, index = _order(standing, played, pairing)
     score, cost = play(a, b, index)
     return standing.record(Game(a, b, score), cost)
 

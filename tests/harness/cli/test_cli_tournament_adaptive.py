@@ -33,5 +33,5 @@ def test_adaptive_refuses_vs_and_a_bad_alpha(invoke, user_error, tmp_path):
     base = ("tournament", "--agents", "random", "--agents", "greedy", "--envs", "5", "--adaptive", "--out", tmp_path / "x")
     user_error(invoke(*base, "--vs", "random"), "--adaptive", "--vs")
     user_error(invoke(*base, "--alpha", "1.5"), "--alpha")
-    user_error(invoke(*base, "--resume", tmp_path), "--adaptive", "--resume")
+    user_error(invoke(*base, "--resume", tmp_path), "cannot resume", "no manifest.json")
     assert not (tmp_path / "x").exists()

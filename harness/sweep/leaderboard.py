@@ -2,9 +2,13 @@
 
 Directories are searched for run directories (any depth): a bench-paper run
 (``results.jsonl``: each pair's final evaluation games, reward by reward), an ``arena run``
-(``games.jsonl``'s evaluation games). Agent names: a bench agent's spec; a model agent as
+(``games.jsonl``'s evaluation games), an ``arena tournament`` or ``match`` (round robin or
+adaptive: every game of ``games.jsonl`` is one head-to-head result, A's score; model calls
+and dollars from ``calls.jsonl``). Agent names: a bench agent's spec; a model agent as
 ``llm-policy:model=M,hint=H`` (with ``,legal_moves=hidden`` for that track); opponents by
-the paper's labels (``Random``, ``MCTS-30``). Adaptation games (self-play) are not rated.
+the paper's labels (``Random``, ``MCTS-30``), in tournaments too (their agents by the same
+labels; an adaptive agent, which a tournament plays without its budget, as ``SPEC
+(unadapted)``, never pooled with its adapted self). Adaptation games (self-play) are not rated.
 Besides the ratings (:mod:`harness.sweep.rating`): win rates per agent, condition and
 opponent with Wilson intervals; adaptation curves (win rate against each checkpoint
 opponent at each checkpoint's games used, bench runs); model calls and dollars per agent;
@@ -30,11 +34,14 @@ from engine.suite import SuiteError, read_public
 from harness.bench.paper_plan import EnvAgentResult, env_condition_label, opponent_label
 from harness.prompting.waves import wave_label, wave_size
 from harness.sweep.rating import Fit, Game, fit_ratings
+from harness.tournaments.plan import is_adaptive
+from harness.tournaments.results import UNADAPTED_MARK
 from harness.tournaments.stats import wilson
 
 SCORES = {1: 1.0, 0: 0.5, -1: 0.0}
 PUBLISHED = "published 56"
 CUSTOM = "custom layouts"
+TOURNAMENT_KINDS = ("tournament", "match")
 
 
 @dataclass
@@ -74,12 +81,13 @@ def collect(directories: list[Path]) -> Pool:
     pool = Pool()
     for directory in directories:
         if not directory.is_dir():
-            raise ValueError(f"{directory}: not a directory; give run, bench-paper or sweep directories")
+            raise ValueError(f"{directory}: not a directory; give run, bench-paper, tournament or sweep directories")
         for manifest in sorted({directory / "manifest.json", *directory.rglob("manifest.json")}):
             if manifest.is_file():
                 _add_run(pool, manifest.parent, json.loads(manifest.read_text(encoding="utf-8")))
     if not pool.games:
-        raise ValueError(f"no evaluation game under {', '.join(map(str, directories))}: give run, bench-paper or sweep directories")
+        raise ValueError(f"no evaluation game under {', '.join(map(str, directories))}: "
+                         "give run, bench-paper, tournament or sweep directories")
     return pool
 
 
@@ -89,6 +97,9 @@ def _add_run(pool: Pool, run_dir: Path, manifest: dict[str, Any]) -> None:
         for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines():
             if line.strip():
                 _add_bench_result(pool, EnvAgentResult.model_validate_json(line))
+    elif manifest.get("kind") in TOURNAMENT_KINDS and (run_dir / "games.jsonl").is_file():
+        pool.runs += 1
+        _add_tournament(pool, run_dir)
     elif isinstance(manifest.get("config"), dict) and (run_dir / "games.jsonl").is_file():
         pool.runs += 1
         _add_model_run(pool, run_dir, manifest["config"])
@@ -106,6 +117,48 @@ def _add_bench_result(pool: Pool, result: EnvAgentResult) -> None:
             tally = pool.curves[(where, result.agent, outcome.opponent, checkpoint.planned_games)]
             tally[0] += outcome.win
             tally[1] += outcome.win + outcome.draw + outcome.lose
+
+
+def _add_tournament(pool: Pool, run_dir: Path) -> None:
+    """Every game of a tournament or match run (a line torn by a kill is skipped); its model calls per agent."""
+    names: dict[str, str] = {}
+    conditions: dict[EnvKey, tuple[str, str]] = {}
+
+    def where(env: EnvKey) -> tuple[str, str]:
+        if env not in conditions:
+            sealed = is_sealed(env)
+            conditions[env] = ("held-out (sealed)" if sealed else env_condition_label(make_env(env)), condition_set(env))
+        return conditions[env]
+
+    for line in _json_lines(run_dir / "games.jsonl"):
+        a, b = (names.setdefault(spec, tournament_agent_name(spec)) for spec in (line["agent_a"], line["agent_b"]))
+        pool.add(Game(a, b, SCORES[int(line["a_reward"])]), *where(line["env_id"]))
+    for call in _json_lines(run_dir / "calls.jsonl"):
+        key = (where(call["env_id"])[1], names.setdefault(call["agent"], tournament_agent_name(call["agent"])))
+        pool.calls[key] += 1
+        pool.cost[key] += float(call.get("cost_usd") or 0.0)
+
+
+def tournament_agent_name(spec: str) -> str:
+    """A tournament agent's name on the leaderboard: the paper's label, `` (unadapted)`` for an adaptive agent."""
+    try:
+        unadapted = is_adaptive(spec)
+    except (KeyError, ValueError):  # an agent this process does not know (a plugin not loaded): its spec as it is
+        unadapted = False
+    return wave_label(_label(spec)) + (UNADAPTED_MARK if unadapted else "")
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    """The whole JSON lines of ``path`` (none when it is missing; a torn last line left out)."""
+    if not path.is_file():
+        return []
+    found = []
+    for text in path.read_text(encoding="utf-8").splitlines():
+        try:
+            found.append(json.loads(text))
+        except json.JSONDecodeError:
+            continue
+    return found
 
 
 def model_agent_name(config: dict[str, Any]) -> str:

@@ -7,7 +7,8 @@ A bench cell is :func:`harness.bench.paper_run.run_bench_paper` on a one-pair pl
 manifest's status ``complete``; a model run's ``metrics.json`` with nothing stopped),
 and then skipped. A cell left half-way (its process killed, a node lost) is resumed by
 the same code: a model run from its ledger (``games.jsonl``: no game lost or counted
-twice); a bench pair is played again from its seeds (its one result line is written only
+twice), a tournament cell (:mod:`harness.sweep.tournament_cells`) from its ``games.jsonl``;
+a bench pair is played again from its seeds (its one result line is written only
 when the pair has finished, so it is never counted twice).
 """
 
@@ -28,6 +29,7 @@ from harness.runs.llm_config import METRICS_FILE, LlmRunConfig
 from harness.runs.llm_run import run_llm
 from harness.runs.run_stop import CapReached
 from harness.sweep.spec import Cell
+from harness.sweep.tournament_cells import run_tournament_cell
 
 CELLS_DIR = "cells"
 SHARED_DIR = "ppo-2k"  # one PPO-2K training per environment and seed for the whole sweep (harness.envs.ppo_shared)
@@ -54,7 +56,7 @@ def cell_state(run_dir: Path, cell: Cell) -> Literal["new", "partial", "finished
     manifest = run_dir / "manifest.json"
     if not manifest.is_file():
         return "new"
-    if cell.kind == "bench":
+    if cell.kind in ("bench", "tournament"):
         status = json.loads(manifest.read_text(encoding="utf-8")).get("status")
         return "finished" if status == "complete" else "partial"
     metrics = run_dir / METRICS_FILE
@@ -76,7 +78,10 @@ def run_cell(cell: Cell, out: str | Path, endpoints: dict[str, str] | None = Non
         _clear_unstarted(run_dir)
     started = time.perf_counter()
     try:
-        if cell.kind == "bench":
+        if cell.kind == "tournament":  # a round robin or adaptive tournament (harness.sweep.tournament_cells)
+            assert cell.tournament is not None
+            run_tournament_cell(cell.tournament, run_dir, resume=state == "partial", command=f"arena sweep run (cell {cell.id})")
+        elif cell.kind == "bench":
             assert cell.plan is not None
             results = run_bench_paper(cell.plan, run_dir, 1, command=f"arena sweep run (cell {cell.id})", resume=state == "partial",
                                       shared_dir=Path(out) / SHARED_DIR)

@@ -1,6 +1,7 @@
 """``arena sweep plan``: the cells and what they will play, call and cost, before anything runs.
 
-Counts come from the same estimators as the commands a cell runs: bench cells from
+Counts come from the same estimators as the commands a cell runs (tournament cells: their
+round robin's games, or the adaptive schedule's cap): bench cells from
 :class:`~harness.bench.paper_estimate.PaperEstimate` (adaptation, checkpoint and
 evaluation games per pair; with ``timed`` its probes also time the agents), model cells
 from :func:`harness.runs.estimate.estimate_run` (games, model calls, tokens, dollars from
@@ -40,12 +41,25 @@ def plan_lines(sweep: Sweep, jobs: int = 1, *, timed: bool = False) -> list[str]
             games, calls = games + run.games, calls + run.calls
             cost = None if cost is None or run.cost_usd is None else cost + run.cost_usd
             lines.append(f"  {cell.id}: {run.games:,} games, {run.calls:,} model calls, {run.cost_text()}")
+        elif cell.tournament is not None:
+            played = tournament_games(cell)
+            games += played
+            schedule = f"adaptive, at most {played:,} games" if cell.tournament.adaptive else f"{played:,} games"
+            lines.append(f"  {cell.id}: {cell.agent} on {len(cell.tournament.envs)} envs, seed {cell.seed} ({schedule})")
         else:
             lines.append(f"  {cell.id}: {cell.agent} on env {cell.env}, seed {cell.seed}")
     priced = "unpriced (a model not in litellm's price table)" if cost is None else f"${cost:,.2f}"
     lines.append(f"total: {games:,} games, {calls:,} model calls, {priced}")
     lines += [f"limit {provider}: {limits.model_dump(exclude_none=True)}" for provider, limits in sweep.file.limits.items()]
     return lines
+
+
+def tournament_games(cell: Cell) -> int:
+    """A tournament cell's games: the round robin's, or the adaptive schedule's cap (default: the round robin's)."""
+    assert cell.tournament is not None
+    agents = len(cell.tournament.agents)
+    fixed = agents * (agents - 1) // 2 * len(cell.tournament.envs) * cell.tournament.games
+    return fixed if not cell.tournament.adaptive or cell.tournament.max_games is None else cell.tournament.max_games
 
 
 def _bench_estimate(cells: list[Cell], jobs: int, timed: bool) -> PaperEstimate:

@@ -17,6 +17,13 @@ options = { concurrency = 1 }               # any other LlmRunConfig field
 
 [limits."mock"]                             # per provider (the model name's prefix before "/")
 requests_per_minute = 60
+
+[tournament]                                # head-to-head: one `arena tournament` cell per seed
+agents = ["random", "greedy", "mcts:n=30"]  # a round robin of these (2 or more)
+envs = ["0-3"]                              # default: the sweep's envs
+games = 4                                   # games per pairing and environment (the fixed round robin)
+adaptive = true                             # `--adaptive`: stop once the order is decided
+alpha = 0.05                                # and max_games, max_cost_usd, batch as `arena tournament`'s flags
 ```
 
 Errors name the key (``models.0.agent: ...``). Seeds reach each cell's own config, so a
@@ -72,6 +79,38 @@ class ProviderLimits(BaseModel):
     port: int = Field(default=0, ge=0, le=65535)  # the proxy's port (0: any free one; fix it to resume limited cells)
 
 
+class TournamentEntry(BaseModel):
+    """The sweep's head-to-head cells: a round robin (``adaptive``: the adaptive schedule) of ``agents``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agents: tuple[str, ...] = Field(min_length=2)
+    envs: tuple[int | str, ...] | None = Field(default=None, min_length=1)  # default: the sweep's envs
+    games: int = Field(default=20, ge=1)  # per pairing and environment (the fixed round robin; adaptive: its default cap)
+    adaptive: bool = False
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    max_games: int | None = Field(default=None, ge=2)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    batch: int = Field(default=2, ge=2, multiple_of=2)
+
+
+class TournamentCell(BaseModel):
+    """One tournament cell's exact settings (``arena tournament``'s plan and, adaptive, its schedule's settings)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agents: tuple[str, ...]
+    envs: tuple[EnvKey, ...]
+    games: int
+    seed: int
+    referee: bool = True
+    adaptive: bool = False
+    alpha: float = 0.05
+    max_games: int | None = None
+    max_cost_usd: float | None = None
+    batch: int = 2
+
+
 class SweepFile(BaseModel):
     """The validated sweep file."""
 
@@ -89,6 +128,7 @@ class SweepFile(BaseModel):
     quick: bool = False
     referee: bool = True
     limits: dict[str, ProviderLimits] = {}
+    tournament: TournamentEntry | None = None
 
     @field_validator("seeds")
     @classmethod
@@ -104,12 +144,13 @@ class Cell(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    kind: Literal["bench", "model"]
-    env: EnvKey
+    kind: Literal["bench", "model", "tournament"]
+    env: EnvKey  # tournament cells: their first environment
     seed: int
-    agent: str  # the agent spec (bench) or "llm-policy:model=M,hint=H" (model): the leaderboard's name
+    agent: str  # the agent spec (bench), "llm-policy:model=M,hint=H" (model), "tournament of A, B, ..." (tournament)
     plan: PaperPlan | None = None  # bench cells: a one-pair `arena bench paper` plan
     config: LlmRunConfig | None = None  # model cells: the `arena run` config
+    tournament: TournamentCell | None = None  # tournament cells
 
 
 class Sweep(BaseModel):
@@ -143,10 +184,11 @@ def parse_sweep(data: dict[str, Any], text: str = "", base: Path | None = None) 
         sweep_file = SweepFile.model_validate(data)
     except ValidationError as error:
         raise SweepError(_described(error)) from None
-    if not sweep_file.agents and not sweep_file.models:
-        raise SweepError("agents / models: the grid has no agent: give agents = [\"interval\"] or a [[models]] table")
+    if not sweep_file.agents and not sweep_file.models and sweep_file.tournament is None:
+        raise SweepError("agents / models / tournament: the grid has no agent: give agents = [\"interval\"], a [[models]] "
+                         "table or a [tournament] table")
     envs = _env_keys(sweep_file.envs, base)
-    cells = [*_bench_cells(sweep_file, envs), *_model_cells(sweep_file, envs)]
+    cells = [*_bench_cells(sweep_file, envs), *_model_cells(sweep_file, envs), *_tournament_cells(sweep_file, envs, base)]
     return Sweep(source=text, file=sweep_file, cells=tuple(cells))
 
 
@@ -160,11 +202,11 @@ def _described(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _env_keys(items: tuple[int | str, ...], base: Path | None) -> list[EnvKey]:
+def _env_keys(items: tuple[int | str, ...], base: Path | None, key: str = "envs") -> list[EnvKey]:
     """The keys ``envs`` names, in order, without repeats: ids, ``a-b`` ranges, ``all``, or environment specs."""
     keys: list[EnvKey] = []
     for index, item in enumerate(items):
-        where = f"envs.{index}"
+        where = f"{key}.{index}"
         if isinstance(item, str) and item.strip() == "all":
             found: list[EnvKey] = list(range(N_PAPER_ENVS))
         elif isinstance(item, str) and (match := RANGE.match(item)):
@@ -222,6 +264,30 @@ def _model_cells(sweep_file: SweepFile, envs: list[EnvKey]) -> list[Cell]:
                     name = f"{entry.agent}:model={entry.model},hint={hint}"
                     cells.append(Cell(id=_cell_id(entry.agent, f"{entry.model}-{hint}", env, seed, config.model_dump_json()),
                                       kind="model", env=env, seed=seed, agent=name, config=config))
+    return cells
+
+
+def _tournament_cells(sweep_file: SweepFile, envs: list[EnvKey], base: Path | None) -> list[Cell]:
+    """One tournament cell per seed: the round robin (or adaptive schedule) of ``tournament.agents`` on its envs."""
+    entry = sweep_file.tournament
+    if entry is None:
+        return []
+    agents: list[str] = []
+    for index, spec in enumerate(entry.agents):
+        try:
+            agents.append(canonical_spec(spec))
+        except (KeyError, ValueError) as error:
+            raise SweepError(f"tournament.agents.{index}: {error}") from None
+        if agents[-1] in agents[:-1]:
+            raise SweepError(f"tournament.agents.{index}: {agents[-1]!r} is listed twice; list each agent once")
+    keys = envs if entry.envs is None else _env_keys(entry.envs, base, "tournament.envs")
+    cells = []
+    for seed in sweep_file.seeds:
+        settings = TournamentCell(agents=tuple(agents), envs=tuple(keys), games=entry.games, seed=seed,
+                                  referee=sweep_file.referee, **entry.model_dump(exclude={"agents", "envs", "games"}))
+        schedule = "adaptive" if entry.adaptive else "round_robin"
+        cells.append(Cell(id=_cell_id("tournament", schedule, keys[0], seed, settings.model_dump_json()), kind="tournament",
+                          env=keys[0], seed=seed, agent=f"tournament of {', '.join(agents)}", tournament=settings))
     return cells
 
 

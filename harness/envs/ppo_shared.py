@@ -31,7 +31,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from engine.protocol.arena import AdaptationArena
 from engine.rules import Rules
 from harness.envs.ppo import PpoConfig, TrainStats
-from harness.envs.scoring import _Script
+from harness.envs.scoring import submit_moves
 from harness.envs.single import planes_space
 
 Trained = tuple[MaskableActorCriticPolicy, list[tuple[list[int], int]]]
@@ -107,8 +107,7 @@ def load(path: Path, rules: Rules, config: PpoConfig) -> Trained:
 def replay(arena: AdaptationArena, record: list[tuple[list[int], int]]) -> None:
     """Every recorded training game through ``arena`` (counted in its ledger); a reward that differs is refused."""
     for number, (moves, reward) in enumerate(record, 1):
-        script = _Script(moves)
-        scored = arena.play(script, script).rewards[0]
+        scored = submit_moves(arena, moves).rewards[0]
         if scored != reward:
             raise ValueError(f"the shared PPO-2K's training game {number} scores {scored} in this arena, {reward} when it "
                              "was trained: not this environment's training; refusing its weights")

@@ -31,6 +31,7 @@ from engine.layout import Layout
 from engine.layout_text import load_layout
 from engine.protocol.arena import DEFAULT_BUDGET, AdaptationArena, BudgetExhausted
 from engine.protocol.observation import Observation
+from engine.protocol.record import GameRecord
 from engine.rules import Rules
 from engine.state import PASS
 from harness.play.arena import Arena
@@ -140,8 +141,7 @@ class ArenaScorer:
                 "no further game is allowed")
 
     def score(self, moves: Sequence[int], black: int, white: int) -> tuple[int, int]:
-        script = _Script(moves)
-        record = self._arena.play(script, script)
+        record = submit_moves(self._arena, moves)
         if (record.black, record.white) != (black, white):
             raise RuntimeError(f"the arena replayed the game to {record.black}-{record.white}, the environment had {black}-{white}")
         return record.rewards
@@ -182,6 +182,19 @@ class TableScorer(_SelfCounted):
         rewards = [self.score(game, int(b), int(w))[0] for game, b, w in zip(moves or [[]] * len(black), black, white)]
         black_reward = np.array(rewards, dtype=np.int8)
         return black_reward, -black_reward
+
+
+def submit_moves(arena: AdaptationArena, moves: Sequence[int]) -> GameRecord:
+    """A finished game's moves through ``arena``: counted in its ledger, scored by its rule.
+
+    The agent process's arena (``RemoteArena.play_moves``) sends the moves to the referee as they are, which re-plays
+    and checks them itself; any other arena plays them through its game loop (:class:`_Script`)."""
+    play_moves = getattr(arena, "play_moves", None)
+    if play_moves is not None:
+        record: GameRecord = play_moves(moves, _Script.name)
+        return record
+    script = _Script(moves)
+    return arena.play(script, script)
 
 
 class _Script:

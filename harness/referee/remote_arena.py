@@ -9,12 +9,12 @@ answers; editing it changes nothing the referee counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.protocol.arena import BudgetExhausted, Ledger, PrivilegeRefused
 from engine.protocol.policy import Policy
-from engine.protocol.record import GameRecord
+from engine.protocol.record import GameRecord, rho_fraction
 from engine.rules import Rules
 from harness.play.arena import LedgerView
 from harness.play.game import Decide, PlyDecision, VerifiedGame, play_game_async, play_policies
@@ -47,6 +47,24 @@ class RemoteArena(LedgerView):
         finally:
             self._in_game = False
         return self._submit(game)
+
+    def play_moves(self, moves: Sequence[int], name: str = "recorded") -> GameRecord:
+        """A recorded game's moves sent as they are, not played here first: the referee re-plays them (rejecting an
+        illegal or unfinished game), charges its ledger and scores them. For replaying a known game (a shared training's
+        record); the result is the referee's, as for :meth:`play`, without a local trajectory."""
+        self._start_game()
+        self._in_game = False
+        self._wire.send("game", moves=[int(move) for move in moves], black=name, white=name, forfeit=None)
+        reply = self._reply()
+        black, white, rewards = reply.get("black"), reply.get("white"), reply.get("rewards")
+        if not (type(black) is int and type(white) is int and isinstance(rewards, list) and len(rewards) == 2):
+            raise ProtocolViolation(f"the referee's answer to a recorded game is malformed: {reply}")
+        record = GameRecord(layout=self._rules.layout.name, black_policy=name, white_policy=name, moves=tuple(moves),
+                            black=black, white=white, rho_black=float(rho_fraction(black, white)),
+                            rho_white=float(rho_fraction(white, black)), rewards=(int(rewards[0]), int(rewards[1])),
+                            plies=len(moves))
+        self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record)})
+        return record
 
     async def play_verified(
         self, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None,
@@ -83,11 +101,7 @@ class RemoteArena(LedgerView):
         local = game.record
         self._wire.send("game", moves=list(local.moves), black=local.black_policy, white=local.white_policy,
                         forfeit=game.forfeit_by)
-        reply = self._wire.recv("scored", "refused", "rejected", spin_s=REPLY_SPIN_S)
-        if reply["op"] == "refused":
-            raise BudgetExhausted(reply["error"])
-        if reply["op"] == "rejected":
-            raise GameRejected(reply["error"])
+        reply = self._reply()
         scored = (reply.get("black"), reply.get("white"), reply.get("rewards"))
         if scored[:2] != (local.black, local.white) or not isinstance(scored[2], list) or len(scored[2]) != 2:
             raise ProtocolViolation(f"the referee scored {scored} for a game that ended {local.black}-{local.white}")
@@ -97,6 +111,15 @@ class RemoteArena(LedgerView):
         record._trajectory = local.trajectory
         self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, stored)})
         return record
+
+    def _reply(self) -> dict[str, Any]:
+        """The referee's answer to a submitted game: scored, else :class:`BudgetExhausted` or :class:`GameRejected`."""
+        reply = self._wire.recv("scored", "refused", "rejected", spin_s=REPLY_SPIN_S)
+        if reply["op"] == "refused":
+            raise BudgetExhausted(reply["error"])
+        if reply["op"] == "rejected":
+            raise GameRejected(reply["error"])
+        return reply
 
     def __repr__(self) -> str:
         return f"RemoteArena(layout={self.layout.name!r}, budget={self.budget}, games_played={self.games_played})"

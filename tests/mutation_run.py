@@ -97,6 +97,9 @@ GROUPS: tuple[Group, ...] = (
             "tests/harness/records/test_chain.py",
             "tests/harness/records/test_commitment.py",
             "tests/harness/records/test_transcript_mutants.py",
+            "tests/harness/records/test_chain_mutants.py",
+            "tests/harness/records/test_integrity_mutants.py",
+            "tests/harness/records/test_entries_mutants.py",
         ),
     ),
     Group(

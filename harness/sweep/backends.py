@@ -176,7 +176,10 @@ def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None, u
     address = address or os.environ.get("RAY_ADDRESS")
     started_here = not ray.is_initialized()
     if started_here:
-        settings: dict[str, Any] = {"address": address} if address else {"num_cpus": jobs, "include_dashboard": False}
+        # a local instance: its workers at this command's own priority, as --backend local's are (Ray's default
+        # worker_niceness of 15 lets any other job on the machine take their CPU)
+        settings: dict[str, Any] = {"address": address} if address else {
+            "num_cpus": jobs, "include_dashboard": False, "_system_config": {"worker_niceness": 0}}
         ray.init(**settings, log_to_driver=False, configure_logging=False)
     try:
         host = ray.util.get_node_ip_address()

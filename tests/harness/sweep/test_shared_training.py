@@ -30,6 +30,7 @@ def test_two_agents_cells_on_one_environment_share_one_ppo_2k_training(tmp_path:
 def test_a_local_ray_instance_runs_its_workers_at_the_commands_priority(monkeypatch, tmp_path: Path) -> None:
     """Ray's default worker niceness (15) would let any other job take the sweep's CPU; a local instance sets 0."""
     import ray  # a pinned dependency: its absence must fail, not skip
+
     from harness.sweep import backends
 
     seen: dict[str, object] = {}

@@ -19,7 +19,7 @@ from tiny_run import copy_run, game_line, game_records, make_tiny_run, write_tou
 from engine.suite import SEALED_FILE, SuiteSettings, write_suite
 from harness.records.chain import Finding
 from harness.records.transcript import TranscriptError
-from harness.runs.replay import Mismatch, ReplayGame, commitment_check, recorded_games, replay_run, suite_commitments
+from harness.runs.replay import ReplayGame, commitment_check, game_plies, recorded_games, replay_run, suite_commitments
 
 COMPLETE = "complete: 2 of 2 adaptation games and 1 of 1 evaluation games sealed"
 COMMITMENT_OK = "commitment: the condition revealed at the end matches the manifest's sha256 and env 21"
@@ -275,3 +275,50 @@ def test_the_condition_of_another_environment(run):
     shown = json.loads((run / "metrics.json").read_text())["commitment"]["condition"]
     assert notes == [] and findings == [Finding(name, None, f"the revealed condition {shown!r} is not env 14's condition")
                                         for name in ("metrics.json", "report.md")]
+
+
+# ------------------------------------------------------------------------------ game_plies
+
+
+def test_game_plies_step_through_a_game_with_its_replies(run):
+    records = game_records(run)
+    game, rules, plies = game_plies(run, 1)
+    assert (game.phase, game.game_index, rules.layout.name) == ("adapt", 1, "Standard 8x8")
+    assert [p.ply for p in plies] == list(range(60)) and [p.move for p in plies] == records[1]["moves"]
+    assert [p.colour for p in plies[:3]] == ["black", "white", "black"] and [p.notation for p in plies[:2]] == ["e3", "d3"]
+    assert [[c.call_index for c in p.replies] for p in plies] == [[60 + ply] for ply in range(60)]
+    assert rules.counts(plies[0].state) == (4, 1) and rules.counts(plies[-1].state) == (40, 24)
+    assert game_plies(run, 0)[0].game_index == 0
+
+
+def test_game_plies_of_an_evaluation_game_show_the_models_replies_only(run):
+    game, _, plies = game_plies(run, 0, "eval")
+    assert game.phase == "eval" and len(plies) == len(game.moves)
+    assert [c.call_index for c in plies[0].replies] == [game.call_indices[0]] and plies[1].replies == ()
+    assert [c.ply for p in plies for c in p.replies] == [p.ply for p in plies if p.colour == "black"]
+
+
+def test_game_plies_name_a_missing_game_and_what_there_is(run):
+    with pytest.raises(TranscriptError) as adapt:
+        game_plies(run, 5)
+    assert str(adapt.value) == f"{run / 'games.jsonl'}: no adapt game 5 in this run (adapt games: 0-1)"
+    with pytest.raises(TranscriptError, match=r"no eval game 1 in this run \(eval games: 0-0\)$"):
+        game_plies(run, 1, "eval")
+    path = run / "games.jsonl"
+    path.write_text("".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
+    forge(run)
+    with pytest.raises(TranscriptError, match=r"no eval game 0 in this run \(eval games: none\)$"):
+        game_plies(run, 0, "eval")
+
+
+def test_game_plies_refuse_an_illegal_move_and_a_tournament(run, tmp_path):
+    edit_line(run / "games.jsonl", 1, lambda r: r["moves"].__setitem__(0, 0))
+    forge(run)
+    with pytest.raises(TranscriptError) as illegal:
+        game_plies(run, 1)
+    assert str(illegal.value) == f"{run / 'games.jsonl'}: adapt game 1: illegal move at ply 0 (run 'arena replay' for details)"
+    directory = write_tournament(tmp_path / "t", [])
+    with pytest.raises(TranscriptError) as tournament:
+        game_plies(directory, 0)
+    assert str(tournament.value) == (f"{directory}: --game steps through 'arena run' directories only "
+                                     "(a tournament has no model replies)")

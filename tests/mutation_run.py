@@ -102,13 +102,15 @@ GROUPS: tuple[Group, ...] = (
             "tests/harness/records/test_entries_mutants.py",
         ),
     ),
+    # Replay and rerun: the fast tests on a tiny in-process run and hand-written directories (about 5 s together), not
+    # test_replay_records / test_replay_run / test_commitment_run (whole runs, several 20-85 s tests: hours for the group).
     Group(
         "replay",
         ("harness/runs/replay.py", "harness/runs/rerun.py"),
         (
-            "tests/harness/runs/test_replay_records.py",
-            "tests/harness/runs/test_replay_run.py",
-            "tests/harness/runs/test_commitment_run.py",
+            "tests/harness/runs/test_replay_mutants.py",
+            "tests/harness/runs/test_replay_run_mutants.py",
+            "tests/harness/runs/test_rerun_mutants.py",
         ),
     ),
     Group(

@@ -32,6 +32,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 
 from engine.protocol.arena import AdaptationArena
 from harness.envs.scoring import ArenaScorer, Source
@@ -148,6 +149,7 @@ def train_ppo(arena: AdaptationArena | Source, config: PpoConfig = PpoConfig(),
         env = SelfPlayVecEnv(source, config.n_envs, config.seed, config.snapshot_games)
         model = MaskablePPO("MlpPolicy", env, n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
                             learning_rate=config.learning_rate, seed=config.seed, device="cpu", verbose=0)
+        model.set_logger(Logger(folder=None, output_formats=[]))  # sb3's own would make a directory in /tmp per run
         env.attach(model.policy)
         if not env.finished:
             model.learn(total_timesteps=10**12, callback=[NanGuard(stats), _Budget(env, on_game)])

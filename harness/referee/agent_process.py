@@ -32,6 +32,7 @@ from engine.protocol.record import GameRecord
 from engine.rules import Rules
 from engine.state import State
 from harness.play.grants import EvaluationGrants
+from harness.referee.launch import adopt_environment
 from harness.referee.remote_arena import RemoteArena
 from harness.referee.wire import AgentProcessGone, Wire, int_list
 from harness.registry.specs import make_agent
@@ -51,10 +52,15 @@ class AgentJob:
     curve_points: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())  # weight_curve(progress, rhos) to report
 
 
-def agent_main(connection: Any, job: AgentJob) -> None:
-    """The agent process: adapt, then answer evaluation moves until the referee says ``finish``."""
+def agent_main(connection: Any, job: AgentJob, environ: dict[str, str] | None = None) -> None:
+    """The agent process: adapt, then answer evaluation moves until the referee says ``finish``.
+
+    ``environ``: the parent's environment variables (:mod:`harness.referee.launch`), replacing the ones this process
+    was forked with."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this process
-    sys.argv = sys.argv[:1]  # spawn copies the parent's command line, which may name the environment
+    sys.argv = sys.argv[:1]  # the start copies the parent's command line, which may name the environment
+    if environ is not None:
+        adopt_environment(environ)
     wire = Wire(connection)
     try:
         _run(wire, job)
@@ -158,7 +164,10 @@ def agent_extras(agent: Any, curve_points: tuple[tuple[float, ...], tuple[float,
 
 
 def load_plugins(sources: tuple[str, ...]) -> None:
-    if sources:
-        from harness.registry import plugins  # noqa: PLC0415 - only when the run names plugins
+    """The job's plugins, after those the parent passed down in its environment (:data:`PLUGINS_ENV`).
 
-        plugins.load_plugins(sources)
+    A spawned process's registry reads the inherited ones when it is first built; this process was forked from a
+    server whose registry was built before (:mod:`harness.referee.launch`), so they are loaded here."""
+    from harness.registry import plugins  # noqa: PLC0415 - only when the run names plugins
+
+    plugins.load_plugins((*plugins.plugin_sources(), *sources))

@@ -1,7 +1,8 @@
 """The referee's side of one agent's life: spawn its process, answer its games, run its evaluations.
 
-:class:`AgentSession` starts the agent process (``spawn``: a fresh interpreter
-that inherits nothing of this one but what :class:`AgentJob` carries), answers
+:class:`AgentSession` starts the agent process (forked from a clean server
+process, :mod:`harness.referee.launch`: it inherits nothing of this one but what
+:class:`AgentJob` and the environment variables carry), answers
 its adaptation messages through a :class:`~harness.referee.referee.Referee`, and
 runs evaluation games here, with the opponent on the referee's side and the
 agent's frozen copy answering over the pipe::
@@ -13,7 +14,6 @@ agent's frozen copy answering over the pipe::
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -22,6 +22,7 @@ from engine.environments import Environment
 from engine.protocol.arena import Ledger, PrivilegedUsage
 from engine.protocol.policy import Policy
 from harness.referee.agent_process import AgentJob, agent_main
+from harness.referee.launch import agent_context, environment
 from harness.referee.referee import Referee, RemotePolicy
 from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire
 
@@ -59,9 +60,10 @@ class AgentSession:
             raise ValueError("a privileged agent's job must carry its environment's own condition")
         self.referee = Referee(env, job.budget, ledger)
         self._name = job.agent
-        context = multiprocessing.get_context("spawn")
+        context = agent_context()
         ours, theirs = context.Pipe(duplex=True)
-        self._process = context.Process(target=agent_main, args=(theirs, job), daemon=True, name="arena-agent")
+        self._process = context.Process(target=agent_main, args=(theirs, job, environment()), daemon=True,
+                                        name="arena-agent")
         self._process.start()
         theirs.close()  # only the agent process holds that end: its exit ends our reads
         self._wire = Wire(ours)

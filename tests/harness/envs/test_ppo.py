@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 import pytest
 import torch
@@ -21,13 +23,15 @@ from tests.harness.envs.envs_helpers import environment
 TINY = PpoConfig(n_envs=4, n_steps=8, batch_size=16, n_epochs=1, snapshot_games=3, seed=1)
 
 
-def test_training_plays_exactly_the_budget_on_several_games_at_once_and_stops_without_raising() -> None:
+def test_training_plays_exactly_the_budget_on_several_games_at_once_and_stops_without_raising(monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # sb3's default logger makes an SB3-<time> directory there
     arena = Arena(environment(5), budget=7)  # the 6x8 board: short games
     policy, stats = train_ppo(arena, TINY)
     assert arena.games_played == 7 == stats.games == len(stats.record) == len(stats.history) and arena.remaining == 0
     assert stats.steps > 32 and stats.snapshots == 2  # several updates; snapshots after games 3 and 6
     assert [record.rewards[0] for record in arena.ledger.records] == [reward for _, reward in stats.record]
     assert all(bool(torch.isfinite(p).all()) for p in policy.parameters())
+    assert list(tmp_path.glob("SB3-*")) == []  # training leaves no log directory behind
     with pytest.raises(ValueError, match="not free experimentation"):
         train_ppo(Source(environment(5).rules, FreeScorer(environment(5).condition)), TINY)
 

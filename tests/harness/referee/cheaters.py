@@ -39,6 +39,7 @@ class CheatAll(Agent):
             found["grant"] = f"refused: {refused}"[:60]
         found["private_attributes"] = conditions_reachable([arena])
         found["stack_in_adapt"] = conditions_reachable(stack_locals())
+        gc.unfreeze()  # objects a parent froze before forking this process are scanned too
         found["gc_objects"] = [repr(o) for o in gc.get_objects() if isinstance(o, (Condition, Environment))]
         found["argv"] = sys.argv[1:]
         found["table_candidates"] = sorted({str(e.condition.k) for e in all_envs() if e.rules == arena.rules})

@@ -16,6 +16,7 @@ import pytest
 from record_tamper import edit_line, forge
 from tiny_run import copy_run, game_line, game_records, make_tiny_run, write_tournament
 
+from engine import make_env
 from engine.suite import SEALED_FILE, SuiteSettings, write_suite
 from harness.records.chain import Finding
 from harness.records.transcript import TranscriptError
@@ -95,6 +96,23 @@ def test_forged_games_are_caught_by_the_engine_game_by_game(run):
         "adapt game 1 (self), end: rewards (1, -1) recorded, the condition gives (0, 0) [games.jsonl:2]",
         "eval game 0 (random), end: rewards (1, -1) recorded, the condition gives (-1, 1) [games.jsonl:3]",
     ]
+
+
+def test_a_recorded_forfeit_is_read_and_replays_clean(run):
+    rules = make_env(21).rules
+
+    def forfeit_after_seven_plies(record):
+        state = rules.initial_state()
+        for move in record["moves"][:7]:
+            state = rules.play(state, move)
+        black, white = rules.counts(state)
+        record.update(moves=record["moves"][:7], black_discs=black, white_discs=white, rewards=[1, -1], forfeit_by="white")
+
+    edit_line(run / "games.jsonl", 2, forfeit_after_seven_plies)
+    forge(run)
+    assert recorded_games(run)[1][2].forfeit_by == "white"
+    report = replay_run(run)
+    assert (report.findings, report.mismatches, report.games) == ([], [], GAMES)
 
 
 def test_findings_of_the_records_come_before_those_of_the_commitment(run):

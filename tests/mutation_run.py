@@ -124,7 +124,16 @@ GROUPS: tuple[Group, ...] = (
         ),
     ),
     Group("errors", ("harness/models/errors.py",), MODEL_TESTS),
-    Group("client", ("harness/models/client.py",), (*MODEL_TESTS, "tests/harness/models/test_client_mutants.py")),
+    Group(
+        "client",
+        ("harness/models/client.py",),
+        (
+            *MODEL_TESTS,
+            "tests/harness/models/test_client_mutants.py",
+            "tests/harness/models/test_client_failures_mutants.py",
+            "tests/harness/models/test_client_setup_mutants.py",
+        ),
+    ),
     Group(
         "search",
         ("agents/search/*.py",),

@@ -53,6 +53,17 @@ ENGINE_TESTS = (
     "tests/engine/test_replay.py",
 )
 
+# The kernels and bits groups (JIT off: every kernel runs as Python, each call through mutmut's trampoline): the
+# hand-computed kernel tests, not test_playout_passes (21,000 playouts) nor test_replay's random games (each a
+# minute or more there); test_kernels_mutants.py checks the same kernels against the reference in seconds.
+KERNEL_TESTS = (
+    "tests/engine/test_kernels_mutants.py",
+    "tests/engine/test_kernel_edges.py",
+    "tests/engine/test_rules.py",
+    "tests/engine/test_replay.py::test_a_missing_last_move_and_a_move_after_the_end_are_refused",
+    "tests/engine/test_replay.py::test_replay_refuses_moves_that_are_not_ints",
+)
+
 # The model layer's unit tests; not the stub-server fault runs (test_stub_faults.py: whole runs, 33 s of the
 # 45 s each classification mutant would otherwise cost when it survives).
 MODEL_TESTS = (
@@ -71,8 +82,8 @@ GROUPS: tuple[Group, ...] = (
         ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
     ),
     Group("rules", ("engine/rules.py", "engine/condition.py"), (*ENGINE_TESTS, "tests/engine/test_rules_mutants.py")),
-    Group("kernels", ("engine/kernels.py",), ENGINE_TESTS, jit_off=True),
-    Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", *ENGINE_TESTS), jit_off=True),
+    Group("kernels", ("engine/kernels.py",), KERNEL_TESTS, jit_off=True),
+    Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", *KERNEL_TESTS), jit_off=True),
     # Not the test that lists the public attributes of EvaluationGrants: mutmut's mutant methods are attributes too.
     Group(
         "play",

@@ -225,13 +225,14 @@ def test_a_tournament_without_games_or_with_a_corrupted_line(tmp_path):
     assert str(missing.value) == f"{directory / 'games.jsonl'}: the run has no games file"
     good = game_line(21, 0, [19], 4, 1, (1, -1))
     bad = json.loads(good)
-    bad["moves"], bad["plies"] = "d3", "one"
+    bad["moves"], bad["plies"], bad["simulator"] = "d3", "one", {"a": 5}
     write_tournament(directory, [good, json.dumps(bad)])
     with pytest.raises(TranscriptError) as corrupted:
         recorded_games(directory)
     assert corrupted.value.line == 2 and str(corrupted.value) == (
         f"{directory / 'games.jsonl'}:2: corrupted tournament game line: moves: Input should be a valid array; "
-        "plies: Input should be a valid integer, unable to parse string as an integer")
+        "plies: Input should be a valid integer, unable to parse string as an integer; "
+        "simulator.a: Input should be an object")
     write_tournament(directory, ["[1, 2]"])
     with pytest.raises(TranscriptError, match=r":1: corrupted tournament game line: line: Input should be an object$"):
         recorded_games(directory)

@@ -69,8 +69,9 @@ def test_an_intact_run(run):
     assert report.games == GAMES and sum(report.bad_games.values()) == 0
 
 
-def test_recorded_games_of_a_run_with_a_torn_last_line(run):
+def test_recorded_games_of_a_run_with_a_torn_last_line_and_a_broken_chain(run):
     records = game_records(run)
+    edit_line(run / "games.jsonl", 0, lambda r: r.update(seed=7))  # the chain breaks: still read (replay_run reports it)
     with (run / "games.jsonl").open("ab") as handle:
         handle.write(b'{"prev_hash":"00')
     with warnings.catch_warnings(record=True) as caught:
@@ -183,7 +184,7 @@ def test_a_tournament_is_replayed_game_by_game(tmp_path):
 
 
 def test_a_tournament_on_a_suite_skips_the_broken_entry_only(tmp_path, suite):
-    keys = [f"{suite}:0", f"{suite}:1"]
+    keys = [f"{suite}:1", f"{suite}:0"]  # the entry to break first: its games are skipped, not those after them
     lines = [game_line(key, 0, [], 2, 2, (0, 0)) for key in keys]
     directory = write_tournament(tmp_path / "t", lines, {"kind": "tournament", "envs": keys})
     intact = replay_run(directory)
@@ -194,7 +195,7 @@ def test_a_tournament_on_a_suite_skips_the_broken_entry_only(tmp_path, suite):
     failed = break_entry(suite, 1)
     report = replay_run(directory)
     assert [f.message for f in report.findings] == [failed] and report.notes == []
-    assert report.games == Counter({(f"env {keys[0]}", "random vs greedy"): 1})
+    assert report.games == Counter({(f"env {keys[1]}", "random vs greedy"): 1})
 
 
 # ------------------------------------------------------------------------------ suite_commitments

@@ -83,7 +83,7 @@ GROUPS: tuple[Group, ...] = (
     ),
     Group("rules", ("engine/rules.py", "engine/condition.py"), (*ENGINE_TESTS, "tests/engine/test_rules_mutants.py")),
     Group("kernels", ("engine/kernels.py",), KERNEL_TESTS, jit_off=True),
-    Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", *KERNEL_TESTS), jit_off=True),
+    Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", "tests/engine/test_bits_mutants.py", *KERNEL_TESTS), jit_off=True),
     # Not the test that lists the public attributes of EvaluationGrants: mutmut's mutant methods are attributes too.
     Group(
         "play",

@@ -97,6 +97,13 @@ def test_a_forfeit_with_the_rewards_of_the_other_colour(forfeit_by, recorded, ex
         (None, f"rewards {recorded} recorded, the condition gives {expected}")]
 
 
+def test_wrong_counts_and_a_wrong_forfeit_are_both_reported():
+    black, white = counts_after(MOVES[:7])
+    assert check(moves=MOVES[:7], black=black, white=white + 1, rewards=(-1, 1), forfeit_by="black") == [
+        (None, f"final counts {black}-{white}, recorded {black}-{white + 1}"),
+        (None, "forfeit by black recorded, but white is to move")]
+
+
 def test_a_forfeit_recorded_on_a_finished_game():
     assert check(rewards=(-1, 1), forfeit_by="black") == [(None, "forfeit by black recorded, but the game is over")]
 

@@ -183,6 +183,14 @@ def test_a_tournament_is_replayed_game_by_game(tmp_path):
         (1, 2, "rewards (1, -1) recorded, the condition gives (0, 0)")]
 
 
+def test_each_game_of_a_tournament_is_replayed_on_its_own_environment(tmp_path):
+    lines = [game_line(env, 0, [], 2, 2, (0, 0)) for env in (21, 40, 21)]  # Standard 8x8, Random Board 2 (6x8)
+    report = replay_run(write_tournament(tmp_path / "t", lines))
+    assert report.games == Counter({("env 21", "random vs greedy"): 2, ("env 40", "random vs greedy"): 1})
+    assert [(m.phase, m.message) for m in report.mismatches] == [
+        (f"env {env}", "the game is not over after 0 plies and no forfeit is recorded") for env in (21, 40, 21)]
+
+
 def test_a_tournament_on_a_suite_skips_the_broken_entry_only(tmp_path, suite):
     keys = [f"{suite}:1", f"{suite}:0"]  # the entry to break first: its games are skipped, not those after them
     lines = [game_line(key, 0, [], 2, 2, (0, 0)) for key in keys]

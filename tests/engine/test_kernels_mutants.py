@@ -323,14 +323,16 @@ def test_playouts_stop_at_the_turn_limit(turn_limit, counting, placed, plies):
     assert result == reference_playout(state, 21)
 
 
-def test_random_games_total_the_placements_of_chained_playouts():
-    state = dataclasses.replace(ref.initial_state(standard_layout(8, 8), 5, "per_player"), placed=(1, 0))
+@pytest.mark.parametrize(("counting", "per_game"), [("per_player", 9), ("total", 4)])
+def test_random_games_total_the_placements_of_chained_playouts(counting, per_game):
+    state = dataclasses.replace(ref.initial_state(standard_layout(8, 8), 5, counting), placed=(1, 0))
     position = Position(state, standard_layout(8, 8))
     seed, expected = 31, 0
     for _ in range(3):
         *_, plies, seed = reference_playout(state, seed)
         expected += plies
-    assert expected == 27  # each game: black may place 4 more times, white 5, and neither runs out of moves that early
+    # per player: black may place 4 more times, white 5; in total: 4 more; neither side runs out of moves that early
+    assert expected == 3 * per_game
     total = kernels.random_games(position.words(position.own), position.words(position.opp), *position.placed, 3,
                                  *position.limit_args, position.geo, np.uint64(31))
     assert int(total) == expected
@@ -350,6 +352,24 @@ def test_perft_equals_the_reference(layout, turn_limit, counting, placed, depth)
     state = dataclasses.replace(ref.initial_state(layout, turn_limit, counting), placed=placed)
     position = Position(state, layout)
     assert [position.perft(d) for d in range(depth + 1)] == [ref.perft(state, d) for d in range(depth + 1)]
+
+
+# 4 x 4, black to move: black has no placement, white has (a1 = 0 among them), and after a1 black has one again.
+PASS_THEN_BOTH = board("""
+.XXO
+.XXO
+XXXO
+OO.O
+""")
+
+
+@pytest.mark.parametrize(("turn_limit", "counting"), [(1, "total"), (2, "total"), (1, "per_player"), (2, "per_player")])
+def test_perft_through_a_pass_under_a_turn_limit_equals_the_reference(turn_limit, counting):
+    unlimited = ref.initial_state(PASS_THEN_BOTH)
+    assert ref.legal_moves(unlimited) == [ref.PASS] and ref.placements(ref.play(ref.play(unlimited, ref.PASS), 0), ref.BLACK)
+    state = ref.initial_state(PASS_THEN_BOTH, turn_limit, counting)
+    position = Position(state, PASS_THEN_BOTH)
+    assert [position.perft(d) for d in range(5)] == [ref.perft(state, d) for d in range(5)]
 
 
 def test_perft_by_hand_through_passes_and_the_end():

@@ -199,6 +199,11 @@ def test_run_kind_of_each_kind_of_directory(tmp_path):
     with pytest.raises(TranscriptError, match=r": the run has no manifest$"):
         run_kind(tmp_path)
     manifest = tmp_path / "manifest.json"
+    manifest.write_text("{", encoding="utf-8")
+    with pytest.raises(TranscriptError) as invalid:
+        run_kind(tmp_path)
+    assert str(invalid.value) == (f"{manifest}: invalid manifest: "
+                                  "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)")
     for body, kind in [({"config": {}, "run_id": "r"}, "llm"), ({"kind": "tournament"}, "tournament"),
                        ({"kind": "match"}, "tournament"), ({"config": {}, "run_id": "r", "kind": "match"}, "llm")]:
         manifest.write_text(json.dumps(body), encoding="utf-8")

@@ -454,6 +454,14 @@ def test_replay_ends_at_the_turn_limit(turn_limit, counting, plies):
     assert _replay(layout, moves, turn_limit, counting) == (kernels.REPLAY_FINISHED, plies, *ref.counts(state))
     assert _replay(layout, moves[:-1], turn_limit, counting)[0] == kernels.REPLAY_UNFINISHED
     assert _replay(layout, moves, turn_limit + 1, counting)[0] == kernels.REPLAY_UNFINISHED
+    # after the limit neither may place: a pass is refused (no one has a move), and so is a placement that the
+    # board alone would allow (the mover has not used its own turns under a total limit)
+    assert _replay(layout, [*moves, -1], turn_limit, counting)[:2] == (kernels.REPLAY_ILLEGAL, plies)
+    unlimited = ref.initial_state(layout)
+    for move in moves:
+        unlimited = ref.play(unlimited, move)
+    extra = ref.placements(unlimited, unlimited.to_move)[0]
+    assert _replay(layout, [*moves, extra], turn_limit, counting)[:2] == (kernels.REPLAY_ILLEGAL, plies)
 
 
 def test_replay_of_a_whole_reference_game_on_two_words():

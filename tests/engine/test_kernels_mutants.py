@@ -152,6 +152,30 @@ def test_hand_computed_moves_and_flips(layout, black_moves, white_moves, flips):
     assert set(ref.placements(position.state, ref.WHITE)) == white_moves
 
 
+# 16 x 16: a ray stopped by an empty cell in one word, a whole word of white discs behind it, black in the word
+# after that. Column 3 downwards from row 0: white at row 1, empty at row 2, white rows 3-7 (rows 4-7: all of word 1's
+# cells of that column), black row 8 (word 2). Column 12 upwards from row 15 (word 3): the same, mirrored.
+GAP_THEN_WORD = board("\n".join(
+    "".join(
+        "X" if (r, c) in {(8, 3), (7, 12)}
+        else "O" if (c == 3 and r in (1, 3, 4, 5, 6, 7)) or (c == 12 and r in (14, 12, 11, 10, 9, 8))
+        else "."
+        for c in range(16)
+    )
+    for r in range(16)
+))
+
+
+def test_a_ray_stays_stopped_after_a_word_without_a_stop():
+    position = Position.start(GAP_THEN_WORD)
+    assert cells_of(position.flips(3)) == set()  # row 1's white disc is not flanked: row 2 is empty
+    assert cells_of(position.flips(35)) == {51, 67, 83, 99, 115}
+    assert cells_of(position.flips(252)) == set()
+    assert cells_of(position.flips(220)) == {204, 188, 172, 156, 140}
+    assert position.legal() == ref.mask(ref.placements(position.state, ref.BLACK))
+    assert {35, 220} <= cells_of(position.legal()) and not {3, 252} & cells_of(position.legal())
+
+
 def test_white_flips_on_the_hand_drawn_boards():
     for layout, expected in [(OBSTACLES, {3: {2}, 24: {16, 25}, 31: {23}}), (SIXTEEN, {104: {88}, 153: {169}}),
                              (WORD_BOUNDARY, {39: {47}, 44: {53}}), (PASSES, {2: {1}, 9: {10}})]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 import pytest
 from record_tamper import forge
@@ -17,6 +18,7 @@ from tiny_run import copy_run, make_tiny_run, write_tournament
 from harness.models.cache import CachedFailure, ResponseCache
 from harness.models.client import ModelClient
 from harness.models.errors import ModelCallError
+from harness.models.messages import ModelResponse
 from harness.records.transcript import TranscriptError, TranscriptReader
 from harness.runs.replay import llm_config
 from harness.runs.rerun import CacheMiss, CacheOnlyClient, RerunReport, _first_divergence, _NoNetwork, _short, rerun
@@ -123,6 +125,15 @@ def test_the_cache_only_client_answers_from_the_cache_and_never_calls(tmp_path):
     assert client.misses == [other.key()]
     with pytest.raises(CacheMiss, match="^the cache-only client was asked to call the model$"):
         asyncio.run(_NoNetwork().acomplete([], {}))
+
+
+def test_the_cache_only_client_of_a_real_model_needs_no_litellm(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "litellm", None)  # importing it fails
+    cache = ResponseCache(tmp_path / "cache.jsonl")
+    client = CacheOnlyClient("openai/gpt-4o-mini", cache)
+    request = client.request([{"role": "user", "content": "Legal moves: d3, c4"}])
+    cache.put(request.key(), ModelResponse(model="openai/gpt-4o-mini", text="c4"))
+    assert asyncio.run(client.complete(request)).text == "c4" and client.misses == []
 
 
 def test_a_cached_failure_is_replayed_once_then_missed(tmp_path):

@@ -282,6 +282,9 @@ def test_each_revealed_field_is_checked(run):
     assert [f.message for f in commitment_check(run, 21)[0]] == [
         f"the revealed condition 5 and salt {shown['salt']!r} do not give the manifest's sha256 {sha}",
         "the revealed condition 5 is not env 21's condition"]
+    edit_json(run / "metrics.json", lambda m: m["commitment"].update(condition=shown["condition"], salt="0" * 32))
+    assert [f.message for f in commitment_check(run, 21)[0]] == [
+        f"the revealed condition {shown['condition']!r} and salt {'0' * 32!r} do not give the manifest's sha256 {sha}"]
     edit_json(run / "metrics.json", lambda m: m["commitment"].update(condition=shown["condition"], salt=5))
     assert [f.message for f in commitment_check(run, 21)[0]] == [
         f"the revealed condition {shown['condition']!r} and salt 5 do not give the manifest's sha256 {sha}"]

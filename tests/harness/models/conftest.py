@@ -23,3 +23,11 @@ def stub(litellm_warmed_up, stub_server):
     """The plugin's server with no responder: these tests script each reply, the default (ok "d3") answers the rest."""
     stub_server.responder = None
     return stub_server
+
+
+@pytest.fixture
+def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Every wait the client's retries asked for, recorded instead of slept (``client_fakes.record_sleeps``)."""
+    from tests.harness.models.client_fakes import record_sleeps
+
+    return record_sleeps(monkeypatch)

@@ -27,15 +27,8 @@ from tests.harness.models.client_fakes import (
     ask,
     failing,
     fake_client,
-    record_sleeps,
     server_error,
 )
-
-
-@pytest.fixture
-def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    return record_sleeps(monkeypatch)
-
 
 # --- waits between attempts ---------------------------------------------------------------------------------
 

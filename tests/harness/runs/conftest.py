@@ -21,3 +21,19 @@ def run_dir(base_run, tmp_path):
     copy = tmp_path / "r"
     shutil.copytree(base_run, copy)
     return copy
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """One tiny run per test module (``tiny_run.make_tiny_run``); tests damage copies of it (``run``)."""
+    from tiny_run import make_tiny_run
+
+    return make_tiny_run(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture
+def run(tiny, tmp_path):
+    """A copy of the module's tiny run, this test's to damage."""
+    from tiny_run import copy_run
+
+    return copy_run(tiny, tmp_path)

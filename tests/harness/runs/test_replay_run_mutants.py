@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 from record_tamper import edit_line, forge
-from tiny_run import copy_run, game_line, game_records, make_tiny_run, write_tournament
+from tiny_run import game_line, game_records, write_tournament
 
 from engine import make_env
 from engine.suite import SEALED_FILE, SuiteSettings, write_suite
@@ -25,16 +25,6 @@ from harness.runs.replay import ReplayGame, commitment_check, game_plies, record
 COMPLETE = "complete: 2 of 2 adaptation games and 1 of 1 evaluation games sealed"
 COMMITMENT_OK = "commitment: the condition revealed at the end matches the manifest's sha256 and env 21"
 GAMES = Counter({("adapt", "self"): 2, ("eval", "random"): 1})
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return make_tiny_run(tmp_path_factory.mktemp("tiny"))
-
-
-@pytest.fixture
-def run(tiny, tmp_path):
-    return copy_run(tiny, tmp_path)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 from record_tamper import forge
-from tiny_run import copy_run, make_tiny_run, write_tournament
+from tiny_run import write_tournament
 
 from harness.models.cache import CachedFailure, ResponseCache
 from harness.models.client import ModelClient
@@ -25,16 +25,6 @@ from harness.runs.rerun import CacheMiss, CacheOnlyClient, RerunReport, _first_d
 from harness.runs.rerun import cache_disagreements as disagreements_of
 
 MISS = "(the rerun asked something the original run did not)"
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return make_tiny_run(tmp_path_factory.mktemp("tiny"))
-
-
-@pytest.fixture
-def run(tiny, tmp_path):
-    return copy_run(tiny, tmp_path)
 
 
 def rows(path):

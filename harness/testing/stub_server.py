@@ -8,9 +8,9 @@ the default ok reply.
 Every request is recorded (header names lower-cased, Authorization redacted) with its JSON body and, under
 ``params``, the body's request parameters (temperature, top_p, max_tokens, reasoning_effort, pass-through
 arguments: all but ``model`` and ``messages``); the server counts how many requests it is serving at once
-(``max_in_flight``). Behaviours: ok, slow, stall (no answer until the server stops), status codes (429 with
-Retry-After, 5xx, 401 :func:`unauthorized`, 403 :func:`forbidden`, 404 :func:`model_not_found`), malformed
-bodies, truncated replies. :func:`free_port` gives a port with nothing listening on it.
+(``max_in_flight``). Behaviours: ok, slow, held (answered when the test releases it), stall (no answer until the
+server stops), status codes (429 with Retry-After, 5xx, 401 :func:`unauthorized`, 403 :func:`forbidden`, 404
+:func:`model_not_found`), malformed bodies, truncated replies. :func:`free_port` gives a port with nothing listening on it.
 
 Fault injection (:mod:`harness.testing.faults`): with ``faults`` set, each request not answered from
 the queue meets a fault drawn for its index (429 with Retry-After, 500, a stall of ``stall_s``, a malformed
@@ -28,7 +28,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -52,6 +52,17 @@ class Behaviour:
     prompt_tokens: int = 12
     completion_tokens: int = 3
     message: str = ""  # of an error status
+    hold: Hold | None = None  # held(): answered only once the test releases it
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Events of one held request: the server sets ``arrived`` when it has it and ``ended`` when it is done with it
+    (answered, or the client gone); the test sets ``release`` to let the answer go (else it goes after 60 s)."""
+
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    ended: threading.Event = field(default_factory=threading.Event)
 
 
 def ok(text: str = "d3", delay_s: float = 0.0) -> Behaviour:
@@ -72,6 +83,11 @@ def client_error(status: int = 400) -> Behaviour:
 
 def slow(delay_s: float, text: str = "d3") -> Behaviour:
     return Behaviour("ok", text=text, delay_s=delay_s)
+
+
+def held(hold: Hold, text: str = "d3") -> Behaviour:
+    """An ok reply sent only when ``hold.release`` is set: events, not delays, order a test's requests and replies."""
+    return Behaviour("ok", text=text, hold=hold)
 
 
 def stall(seconds: float = 0.0) -> Behaviour:
@@ -325,11 +341,16 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                       "time": time.monotonic()}
             behaviour, generation = server._next(record)
             try:
+                if behaviour.hold is not None:
+                    behaviour.hold.arrived.set()
+                    behaviour.hold.release.wait(timeout=60)
                 self._respond(payload, behaviour)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout): nothing to answer
             finally:
                 server._done(generation)
+                if behaviour.hold is not None:
+                    behaviour.hold.ended.set()
 
         def _respond(self, payload: dict[str, Any], behaviour: Behaviour) -> None:
             if server._gate_at is not None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 
 import pytest
 from pydantic import ValidationError
 
 from harness.testing.stub_server import (
+    Hold,
     StubServer,
     client_error,
+    held,
     malformed,
     ok,
     rate_limit,
@@ -136,12 +139,22 @@ def test_truncated_reply_surfaces_finish_reason_length(stub):
 
 def test_a_request_left_over_from_before_a_reset_does_not_count_after_it(stub):
     # a reply that outlives its test (the client timed out) once lowered the next test's in-flight count
-    stub.enqueue(slow(0.6))
+    left_over, second = Hold(), Hold()
+    stub.enqueue(held(left_over))  # not answered before the client gives up, however loaded the machine
     with pytest.raises(ModelCallError):
         run(make_client(stub, timeout_s=0.1, max_retries=0))
     stub.reset_counters()
-    stub.enqueue(slow(1.2, "c4"))  # still under way when the left-over reply ends
+    stub.enqueue(held(second, "c4"))
+
+    def end_the_left_over_while_the_second_is_under_way() -> None:
+        if second.arrived.wait(60):
+            left_over.release.set()
+            left_over.ended.wait(60)
+        second.release.set()
+
+    threading.Thread(target=end_the_left_over_while_the_second_is_under_way, daemon=True).start()
     assert run(make_client(stub)).text == "c4"
+    assert second.ended.wait(60) and left_over.ended.is_set()
     assert (stub.in_flight, stub.max_in_flight, len(stub.requests)) == (0, 1, 1)
 
 

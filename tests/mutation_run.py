@@ -58,6 +58,7 @@ ENGINE_TESTS = (
 # minute or more there); test_kernels_mutants.py checks the same kernels against the reference in seconds.
 KERNEL_TESTS = (
     "tests/engine/test_kernels_mutants.py",
+    "tests/engine/test_kernels_playouts_mutants.py",
     "tests/engine/test_kernel_edges.py",
     "tests/engine/test_rules.py",
     "tests/engine/test_replay.py::test_a_missing_last_move_and_a_move_after_the_end_are_refused",

@@ -35,6 +35,7 @@ from harness.play.grants import EvaluationGrants
 from harness.referee.launch import adopt_environment
 from harness.referee.remote_arena import RemoteArena
 from harness.referee.wire import AgentProcessGone, Wire, int_list
+from harness.registry import plugins
 from harness.registry.specs import make_agent
 
 
@@ -168,6 +169,4 @@ def load_plugins(sources: tuple[str, ...]) -> None:
 
     A spawned process's registry reads the inherited ones when it is first built; this process was forked from a
     server whose registry was built before (:mod:`harness.referee.launch`), so they are loaded here."""
-    from harness.registry import plugins  # noqa: PLC0415 - only when the run names plugins
-
     plugins.load_plugins((*plugins.plugin_sources(), *sources))

@@ -1,4 +1,4 @@
-"""The referee's side of one agent's life: spawn its process, answer its games, run its evaluations.
+"""The referee's side of one agent's life: start its process, answer its games, run its evaluations.
 
 :class:`AgentSession` starts the agent process (forked from a clean server
 process, :mod:`harness.referee.launch`: it inherits nothing of this one but what

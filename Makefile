@@ -87,11 +87,12 @@ coverage: venv numba-cache
 	$(VENV)/bin/coverage report --include="engine/*,harness/records/*,harness/runs/replay.py,harness/runs/rerun.py,harness/play/game.py,harness/prompting/moves.py,harness/models/errors.py,harness/models/client.py,agents/search/*,agents/interval_belief.py"
 	$(VENV)/bin/python tests/coverage_floor.py .coverage.json
 
-# Mutation testing (docs/testing.md): mutmut (pinned in requirements.lock) on the critical modules, one group
-# at a time (tests/mutation_run.py: each group's modules, the tests that may kill them, the JIT switch), 2 workers;
-# each mutant runs only the tests that reached the mutated function. MODULES picks groups (default all):
-# interval_belief rules kernels bits play records replay moves errors client search. `make mutation MODULES=moves`.
-# Incremental: only mutants of functions changed since the group's last run are tested; FULL=1 tests them all.
+# Mutation testing (docs/testing.md): mutmut (pinned in requirements.lock) on the critical modules, group by group
+# (tests/mutation_groups.py: each group's modules, the tests that may kill them, the JIT switch; tests/mutation_run.py
+# runs them), two groups at once with 2 workers each; each mutant runs only the tests that reached the mutated function.
+# MODULES picks groups (default all): interval_belief rules kernels bits play records replay moves errors client search.
+# `make mutation MODULES=moves`. Incremental: only mutants of functions changed since the group's last run are tested;
+# FULL=1 tests them all.
 MODULES ?=
 FULL ?=
 mutation: venv

@@ -1,22 +1,24 @@
-"""`make mutation`: mutmut on the critical modules, one group of modules at a time (docs/testing.md).
+"""`make mutation`: mutmut on the critical modules, group by group (docs/testing.md; groups in tests/mutation_groups.py).
 
 Each group names the modules it mutates, the tests that may kill their mutants (mutmut runs, for
 each mutant, only those of them that called the mutated function: it records which tests reach
 which function in one instrumented run first) and whether numba's JIT is off. A group runs in its
-own process (the JIT switch is read once, at numba's import) in its own `mutants/` copy of the
-tree; its results are kept in `.mutation/<group>.json` and the table of all kept groups is printed
-at the end.
+own process (the JIT switch is read once, at numba's import) in its own work directory,
+`.mutation/work/<group>` (links to the tree; mutmut's `mutants/` copy inside), so two groups run at
+once (`--parallel-groups`, default 2: each group's instrumented and clean runs are serial). Its
+results are kept in `.mutation/<group>.json`, its output in `.mutation/<group>.log`; the table of
+all kept groups is printed at the end.
 
-Incremental: a group's `mutants/` is kept after its run (in `.mutation/mutants/<group>`) and put
-back for the next, where mutmut re-tests only the mutants of functions whose source changed (it
-keeps each function's hash and each mutant's result; a change to pyproject.toml resets them all).
-`--fresh` starts the groups from a new copy and tests every mutant.
+Incremental: a group's `mutants/` stays in its work directory, where mutmut re-tests only the
+mutants of functions whose source changed (it keeps each function's hash and each mutant's
+result; a change to pyproject.toml resets them all). `--fresh` tests every mutant in a new copy.
 
 mutmut leaves decorated functions alone. With the JIT off `njit` returns the function itself, so
 in the groups that switch it off (`jit_off`) functions decorated only with `njit` are mutated
 too; with the JIT on they cannot be (a trampoline does not compile), so those groups skip them.
 
-Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--fresh] [--summary | --show | --survivors]
+Usage: python tests/mutation_run.py [GROUP ...] [--max-children N] [--parallel-groups N] [--fresh]
+       [--summary | --show | --survivors]
 """
 
 from __future__ import annotations
@@ -28,137 +30,12 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from mutation_groups import GROUP_BY_NAME, Group
+
 RESULTS_DIR = Path(".mutation")
-
-
-@dataclass(frozen=True)
-class Group:
-    """Modules mutated together, the tests that may kill their mutants and the JIT switch."""
-
-    name: str
-    modules: tuple[str, ...]
-    tests: tuple[str, ...]
-    jit_off: bool = False
-
-
-# The hand-computed engine tests (positions, passes, word boundaries, replay), not the perft or the
-# reference comparison: with the JIT off and a trampoline on every kernel call those take many minutes.
-ENGINE_TESTS = (
-    "tests/engine/test_kernel_edges.py",
-    "tests/engine/test_rules.py",
-    "tests/engine/test_playout_passes.py",
-    "tests/engine/test_replay.py",
-)
-
-# The kernels and bits groups (JIT off: every kernel runs as Python, each call through mutmut's trampoline): the
-# hand-computed kernel tests, not test_playout_passes (21,000 playouts) nor test_replay's random games (each a
-# minute or more there); test_kernels_mutants.py checks the same kernels against the reference in seconds.
-KERNEL_TESTS = (
-    "tests/engine/test_kernels_mutants.py",
-    "tests/engine/test_kernels_playouts_mutants.py",
-    "tests/engine/test_kernel_edges.py",
-    "tests/engine/test_rules.py",
-    "tests/engine/test_replay.py::test_a_missing_last_move_and_a_move_after_the_end_are_refused",
-    "tests/engine/test_replay.py::test_replay_refuses_moves_that_are_not_ints",
-)
-
-# The model layer's unit tests; not the stub-server fault runs (test_stub_faults.py: whole runs, 33 s of the
-# 45 s each classification mutant would otherwise cost when it survives).
-MODEL_TESTS = (
-    "tests/harness/models/test_errors.py",
-    "tests/harness/models/test_errors_mutants.py",
-    "tests/harness/models/test_fail_fast.py",
-    "tests/harness/models/test_model_client.py",
-    "tests/harness/models/test_model_options.py",
-    "tests/harness/models/test_mock_model.py",
-)
-
-GROUPS: tuple[Group, ...] = (
-    Group(
-        "interval_belief",
-        ("agents/interval_belief.py",),
-        ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
-    ),
-    Group("rules", ("engine/rules.py", "engine/condition.py"), (*ENGINE_TESTS, "tests/engine/test_rules_mutants.py")),
-    Group("kernels", ("engine/kernels.py",), KERNEL_TESTS, jit_off=True),
-    Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", "tests/engine/test_bits_mutants.py", *KERNEL_TESTS), jit_off=True),
-    # Not the test that lists the public attributes of EvaluationGrants: mutmut's mutant methods are attributes too.
-    Group(
-        "play",
-        ("harness/play/game.py", "harness/play/grants.py", "harness/play/decisions.py"),
-        ("tests/harness/play", "--deselect",
-         "tests/harness/play/test_privileged_grants.py::test_evaluation_grants_do_not_show_the_condition"),
-    ),
-    # The records' critical path: transcripts (writer, reader, resume), the hash chain, the integrity checks, the
-    # commitment, the entries. Not interrupts.py, lock.py (its functions are decorated: no mutants) or provenance.py;
-    # not the writer-lock test (a subprocess holder: 40 s for every mutant of the writer that survives the others).
-    Group(
-        "records",
-        (
-            "harness/records/transcript.py",
-            "harness/records/chain.py",
-            "harness/records/integrity.py",
-            "harness/records/commitment.py",
-            "harness/records/entries.py",
-        ),
-        (
-            "tests/harness/records/test_transcript.py",
-            "tests/harness/records/test_chain.py",
-            "tests/harness/records/test_commitment.py",
-            "tests/harness/records/test_transcript_mutants.py",
-            "tests/harness/records/test_chain_mutants.py",
-            "tests/harness/records/test_integrity_mutants.py",
-            "tests/harness/records/test_entries_mutants.py",
-        ),
-    ),
-    # Replay and rerun: the fast tests on a tiny in-process run and hand-written directories (about 5 s together), not
-    # test_replay_records / test_replay_run / test_commitment_run (whole runs, several 20-85 s tests: hours for the group).
-    Group(
-        "replay",
-        ("harness/runs/replay.py", "harness/runs/rerun.py"),
-        (
-            "tests/harness/runs/test_replay_mutants.py",
-            "tests/harness/runs/test_replay_run_mutants.py",
-            "tests/harness/runs/test_rerun_mutants.py",
-        ),
-    ),
-    Group(
-        "moves",
-        ("harness/prompting/moves.py",),
-        (
-            "tests/harness/prompting/test_moves.py",
-            "tests/harness/prompting/test_parse_spans.py",
-            "tests/harness/prompting/test_moves_call_failures.py",
-            "tests/harness/prompting/test_moves_mutants.py",
-        ),
-    ),
-    Group("errors", ("harness/models/errors.py",), MODEL_TESTS),
-    Group(
-        "client",
-        ("harness/models/client.py",),
-        (
-            *MODEL_TESTS,
-            "tests/harness/models/test_client_mutants.py",
-            "tests/harness/models/test_client_failures_mutants.py",
-            "tests/harness/models/test_client_setup_mutants.py",
-        ),
-    ),
-    Group(
-        "search",
-        ("agents/search/*.py",),
-        (
-            "tests/agents/test_minimax.py",
-            "tests/agents/test_endgame.py",
-            "tests/agents/test_mcts.py",
-            "tests/agents/test_search_features.py",
-            "tests/agents/test_adaptive_minimax.py",
-        ),
-    ),
-)
-GROUP_BY_NAME = {group.name: group for group in GROUPS}
 # A mutant that runs past its CPU-time limit (an endless loop) is detected too: counted as killed, shown apart.
 KILLED = {"killed", "caught by type check", "timeout"}
 
@@ -189,6 +66,26 @@ def _let_mutmut_mutate_njit_functions() -> None:
     MutationVisitor._skip_node_and_children = skip_unless_njit  # type: ignore[method-assign]
 
 
+# mutmut stops a mutant's tests past a CPU-time limit, (estimate + timeout_constant) x timeout_multiplier x 2 CPU-seconds,
+# or past half that in wall-clock seconds; either decides "timeout", counted as killed (an endless loop). The wall clock
+# counts the other processes' load too: at load 8-12, legitimate slow mutants passed it. So the CPU-time limit decides
+# (pyproject.toml's timeout_multiplier = 2: four times the tests' recorded time, plus 4 s; an endless loop costs 4-10 s,
+# not mutmut's default 15-36 s of wall clock) and the wall clock is a backstop for a mutant that blocks without computing.
+WALL_CLOCK_BACKSTOP = 8
+
+
+def _make_the_wall_clock_limit_a_backstop() -> None:
+    """mutmut's wall-clock limit, WALL_CLOCK_BACKSTOP times longer (patched before its run forks the mutants' processes)."""
+    from mutmut.workers import isolation
+
+    register_timeout = isolation.register_timeout
+
+    def register_backstop(pid: int, timeout_s: float) -> None:
+        register_timeout(pid, timeout_s * WALL_CLOCK_BACKSTOP)
+
+    isolation.register_timeout = register_backstop
+
+
 def show_survivors(group: Group) -> None:
     """Print the diff of every mutant that survived in the group's kept report (mutants regenerated in memory)."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
@@ -216,6 +113,7 @@ def run_group(group: Group, max_children: int, survivors_only: bool) -> None:
     from mutmut import __main__ as mutmut_main
     from mutmut.configuration import config
 
+    _make_the_wall_clock_limit_a_backstop()
     cfg = config()
     cfg.only_mutate = list(group.modules)
     cfg.pytest_add_cli_args_test_selection = list(group.tests)
@@ -262,15 +160,30 @@ def _module_path(mutant: str) -> str:
     return mutant.split(".x")[0].replace(".", "/") + ".py"
 
 
-def spawn_group(group: Group, max_children: int, survivors_only: bool = False, fresh: bool = False) -> int:
-    """One group in a fresh process, in its kept `mutants/` copy (a new one if ``fresh``); its report lands in .mutation/."""
-    kept = RESULTS_DIR / "mutants" / group.name
-    shutil.rmtree("mutants", ignore_errors=True)
+# What a group's work directory links to: mutmut copies these into its `mutants/` (source_paths and also_copy).
+TREE = ("engine", "agents", "harness", "tests", "prompts", "examples", "pyproject.toml")
+
+
+def _work_directory(group: Group, fresh: bool) -> Path:
+    """`.mutation/work/GROUP`: links to the tree and the group's kept `mutants/` (removed first if ``fresh``).
+
+    Each group runs in its own directory, so two groups can run at once without sharing a `mutants/`.
+    """
+    work = (RESULTS_DIR / "work" / group.name).resolve()
     if fresh:
-        shutil.rmtree(kept, ignore_errors=True)
-    if kept.is_dir():
-        shutil.move(str(kept), "mutants")
+        shutil.rmtree(work / "mutants", ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    for name in TREE:
+        link = work / name
+        if not link.is_symlink():
+            link.symlink_to(Path(name).resolve())
+    return work
+
+
+def spawn_group(group: Group, max_children: int, survivors_only: bool = False, fresh: bool = False) -> int:
+    """One group in a fresh process in its work directory; its report lands in .mutation/GROUP.json, its output in GROUP.log."""
     RESULTS_DIR.mkdir(exist_ok=True)
+    work = _work_directory(group, fresh)
     report = RESULTS_DIR / f"{group.name}.json"
     env = dict(os.environ, MUTATION_REPORT=str(report.resolve()))
     if group.jit_off:
@@ -279,16 +192,44 @@ def spawn_group(group: Group, max_children: int, survivors_only: bool = False, f
         env.pop("NUMBA_DISABLE_JIT", None)
     started = time.monotonic()
     again = ["--survivors"] if survivors_only else []
-    code = subprocess.call([sys.executable, __file__, "--in-process", group.name, "--max-children", str(max_children), *again], env=env)
+    command = [sys.executable, str(Path(__file__).resolve()), "--in-process", group.name, "--max-children", str(max_children), *again]
+    with open(RESULTS_DIR / f"{group.name}.log", "w") as log:
+        code = subprocess.call(command, env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
     seconds = time.monotonic() - started
     if report.exists():
         data = json.loads(report.read_text())
         data["rerun_seconds" if survivors_only else "seconds"] = round(seconds)
         report.write_text(json.dumps(data, indent=1) + "\n")
-    if Path("mutants").is_dir():
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move("mutants", str(kept))
+    killed, total = _killed_and_total(report)
+    outcome = f"{killed}/{total} killed" if code == 0 else f"mutmut failed (exit {code}; see {RESULTS_DIR / group.name}.log)"
+    print(f"group {group.name}: {outcome} in {seconds:.0f} s", flush=True)
     return code
+
+
+def _killed_and_total(report: Path) -> tuple[int, int]:
+    if not report.exists():
+        return 0, 0
+    counts = [c for c in json.loads(report.read_text())["by_module"].values()]
+    return sum(c.get(s, 0) for c in counts for s in KILLED), sum(sum(c.values()) for c in counts)
+
+
+def _expected_seconds(group: Group) -> float:
+    report = RESULTS_DIR / f"{group.name}.json"
+    return float(json.loads(report.read_text()).get("seconds") or 0) if report.exists() else float("inf")
+
+
+def run_groups(groups: list[Group], max_children: int, parallel: int, survivors_only: bool, fresh: bool) -> list[str]:
+    """Run the groups, ``parallel`` at a time, the longest (by their last run; new ones first) first; the names that failed.
+
+    Two groups at once keep both cores busy through each group's serial steps (its instrumented run and clean run).
+    A mutant's limit is CPU time, so the extra load does not turn slow mutants into timeouts.
+    """
+    ordered = sorted(groups, key=_expected_seconds, reverse=True)
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        codes = list(pool.map(lambda group: spawn_group(group, max_children, survivors_only, fresh), ordered))
+    print(f"{len(ordered)} group(s) in {time.monotonic() - started:.0f} s of wall-clock time", flush=True)
+    return [group.name for group, code in zip(ordered, codes) if code]
 
 
 def summary() -> float:
@@ -317,7 +258,8 @@ def summary() -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("groups", nargs="*", help=f"groups to run (default all): {', '.join(GROUP_BY_NAME)}")
-    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--max-children", type=int, default=2, help="mutants tested at once in each group (default 2)")
+    parser.add_argument("--parallel-groups", type=int, default=2, help="groups run at once (default 2)")
     parser.add_argument("--fresh", action="store_true", help="test every mutant again in a new copy (not only changed functions)")
     parser.add_argument("--summary", action="store_true", help="only print the table of the kept results")
     parser.add_argument("--survivors", action="store_true", help="run again only the kept survivors of the groups named")
@@ -336,7 +278,10 @@ def main() -> int:
         run_group(GROUP_BY_NAME[args.groups[0]], args.max_children, args.survivors)
         return 0
     chosen = [] if args.summary else args.groups or list(GROUP_BY_NAME)
-    failed = [name for name in chosen if spawn_group(GROUP_BY_NAME[name], args.max_children, args.survivors, args.fresh)]
+    if args.max_children < 1 or args.parallel_groups < 1:
+        print("--max-children and --parallel-groups must be 1 or more", file=sys.stderr)
+        return 2
+    failed = run_groups([GROUP_BY_NAME[name] for name in chosen], args.max_children, args.parallel_groups, args.survivors, args.fresh)
     summary()
     if failed:
         print(f"mutmut failed on: {', '.join(failed)}", file=sys.stderr)

@@ -194,15 +194,19 @@ def spawn_group(group: Group, max_children: int, survivors_only: bool = False, f
     again = ["--survivors"] if survivors_only else []
     command = [sys.executable, str(Path(__file__).resolve()), "--in-process", group.name, "--max-children", str(max_children), *again]
     with open(RESULTS_DIR / f"{group.name}.log", "w") as log:
-        code = subprocess.call(command, env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
-    seconds = time.monotonic() - started
+        process = subprocess.Popen(command, env=env, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        # wait4: the group's CPU time with that of every mutant's process (each one waited for by the group's process).
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = code = os.waitstatus_to_exitcode(status)
+    seconds, cpu = time.monotonic() - started, usage.ru_utime + usage.ru_stime
     if report.exists():
         data = json.loads(report.read_text())
         data["rerun_seconds" if survivors_only else "seconds"] = round(seconds)
+        data["rerun_cpu_seconds" if survivors_only else "cpu_seconds"] = round(cpu)
         report.write_text(json.dumps(data, indent=1) + "\n")
     killed, total = _killed_and_total(report)
     outcome = f"{killed}/{total} killed" if code == 0 else f"mutmut failed (exit {code}; see {RESULTS_DIR / group.name}.log)"
-    print(f"group {group.name}: {outcome} in {seconds:.0f} s", flush=True)
+    print(f"group {group.name}: {outcome} in {seconds:.0f} s ({cpu:.0f} s of CPU)", flush=True)
     return code
 
 
@@ -234,7 +238,7 @@ def run_groups(groups: list[Group], max_children: int, parallel: int, survivors_
 
 def summary() -> float:
     """Print the kill rate per module of every kept group; return the overall rate."""
-    killed_all = total_all = 0
+    killed_all = total_all = cpu_all = 0
     print(f"{'module':40} {'mutants':>7} {'killed':>6} {'survived':>8} {'no tests':>8} {'timeout':>7} {'rate':>6}")
     for report in sorted(RESULTS_DIR.glob("*.json")):
         data = json.loads(report.read_text())
@@ -249,9 +253,13 @@ def summary() -> float:
                 f" {counts.get('timeout', 0):7} {100 * killed / total:5.1f}%"
             )
         again = f", survivors run again in {data['rerun_seconds']} s" if data.get("rerun_seconds") else ""
-        print(f"  group {data['group']}: {data.get('seconds', '?')} s{again}")
+        cpu = f" ({data['cpu_seconds']} s of CPU)" if data.get("cpu_seconds") else ""
+        cpu_all += data.get("cpu_seconds") or 0
+        print(f"  group {data['group']}: {data.get('seconds', '?')} s{cpu}{again}")
     rate = 100 * killed_all / total_all if total_all else 0.0
     print(f"{'all':40} {total_all:7} {killed_all:6} {'':8} {'':8} {'':7} {rate:5.1f}%")
+    if cpu_all:
+        print(f"CPU time of the groups' last full runs: {cpu_all} s ({cpu_all / 120:.1f} minutes on 2 cores)")
     return rate
 
 

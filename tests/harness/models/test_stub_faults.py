@@ -25,18 +25,20 @@ from harness.testing.stub_server import (  # noqa: E402
     ok,
     rate_limit,
     server_error,
-    slow,
+    stall,
     truncated,
 )
 
 MODEL = "openai/stub-model"
 KEY = "test-key-not-a-secret"
 TIMEOUT_S = 0.5  # the runs that inject timeouts; an ordinary reply may time out too on a loaded machine (see below)
+# A timeout fault is a request the server takes and never answers (until it stops): the client's timeout always
+# fires on it, whatever the load, rather than racing a slow reply against the timeout.
 CALM_TIMEOUT_S = 10.0  # the other runs: no ordinary reply takes that long, so every attempt reaches the server
 FAULTS = {
     "rate_limit": lambda: rate_limit(retry_after=0.01),
     "server_error": lambda: server_error(500),
-    "timeout": lambda: slow(TIMEOUT_S + 0.25),
+    "timeout": stall,
     "malformed": malformed,
     "truncated": lambda: truncated("After weighing the corners my move is"),
 }

@@ -133,5 +133,13 @@ GROUPS: tuple[Group, ...] = (
             "tests/agents/test_adaptive_minimax.py",
         ),
     ),
+    # The alpha-beta and MCTS kernels with the JIT off (their @njit functions mutated): the fast tests against a plain
+    # minimax over Rules and the Python UCT of test_mcts.py (docs/mutation_search_kernels.md has the figures).
+    Group(
+        "search_kernels",
+        ("agents/search/negamax.py", "agents/search/mcts_kernel.py"),
+        ("tests/agents/test_search_kernels_mutants.py", "tests/agents/test_mcts_kernel_mutants.py"),
+        jit_off=True,
+    ),
 )
 GROUP_BY_NAME = {group.name: group for group in GROUPS}

@@ -8,13 +8,20 @@ therefore pass :func:`borrowed` views of their arrays down: the same data and
 shape without a reference count (a NULL meminfo, for which numba's
 ``NRT_incref``/``NRT_decref`` do nothing). A borrowed view must not outlive the
 call of the entry point that made it, which holds the real array.
+
+With numba's JIT off (``NUMBA_DISABLE_JIT=1``: ``make coverage``, ``make mutation``)
+the kernels run as Python, where an intrinsic cannot run: :func:`borrowed` is then
+the identity (the array itself), chosen like ``engine.bits`` chooses its stand-ins.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import cast
 
-from numba import njit, objmode, types
+import numpy as np
+from numba import config, njit, objmode, types
 from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
@@ -51,7 +58,7 @@ def now():
 
 
 @intrinsic
-def borrowed(typingctx, array):
+def _borrowed_ir(typingctx, array):
     """A view of ``array`` that is not reference-counted (see the module docstring)."""
     if not isinstance(array, types.Array):
         raise TypingError("borrowed takes an array")
@@ -66,6 +73,15 @@ def borrowed(typingctx, array):
         return view._getvalue()
 
     return array(array), codegen
+
+
+def _borrowed_py(array: np.ndarray) -> np.ndarray:
+    """The array itself: without the JIT nothing is reference-counted by numba."""
+    return array
+
+
+# The name the kernels call: the intrinsic when compiling, the identity when the JIT is off.
+borrowed = cast(Callable[[np.ndarray], np.ndarray], _borrowed_py if config.DISABLE_JIT else _borrowed_ir)
 
 
 @njit(cache=True)

@@ -174,9 +174,11 @@ def _work_directory(group: Group, fresh: bool) -> Path:
         shutil.rmtree(work / "mutants", ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     for name in TREE:
-        link = work / name
+        link, target = work / name, Path(name).resolve()
+        if link.is_symlink() and link.resolve() != target:  # a work directory copied from another tree
+            link.unlink()
         if not link.is_symlink():
-            link.symlink_to(Path(name).resolve())
+            link.symlink_to(target)
     return work
 
 

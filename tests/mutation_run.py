@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -86,6 +88,47 @@ def _make_the_wall_clock_limit_a_backstop() -> None:
     isolation.register_timeout = register_backstop
 
 
+# Each test of a mutant also gets its own CPU allowance: (its recorded time + PER_TEST_EXTRA_S) x PER_TEST_FACTOR. mutmut's
+# one limit covers all of a mutant's tests together, so an endless loop in the first, fast test ran until the whole
+# selection's allowance was spent (over 300 s of CPU for two mutants of rules.py's `_bit_indices`); now it stops in
+# seconds. Its process then ends on SIGXCPU, as it would at mutmut's limit: "timeout". Not in the clean run.
+PER_TEST_EXTRA_S, PER_TEST_FACTOR = 2.0, 4
+
+
+class _CpuAllowancePerTest:
+    """A pytest plugin: before each test, lower the CPU-time soft limit to what this test may use (never above mutmut's)."""
+
+    def __init__(self, duration_by_test: dict[str, float]) -> None:
+        self.duration_by_test = duration_by_test
+        self.soft, self.hard = resource.getrlimit(resource.RLIMIT_CPU)
+
+    def pytest_runtest_protocol(self, item: object, nextitem: object) -> None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        allowance = (self.duration_by_test.get(item.nodeid, 0.0) + PER_TEST_EXTRA_S) * PER_TEST_FACTOR  # type: ignore[attr-defined]
+        limit = math.ceil(usage.ru_utime + usage.ru_stime + allowance)
+        if self.soft != resource.RLIM_INFINITY:
+            limit = min(limit, self.soft)
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, self.hard))
+
+
+def _limit_each_test_of_a_mutant() -> None:
+    """Run each mutant's tests (in its forked process) with :class:`_CpuAllowancePerTest`; the clean run without it."""
+    from mutmut.runners.harness import PytestRunner
+    from mutmut.state import state
+    from mutmut.utils.file_utils import change_cwd
+
+    run_tests = PytestRunner.run_tests
+
+    def run_tests_with_allowances(self: PytestRunner, *, mutant_name: str | None, tests: list[str]) -> int:
+        if mutant_name is None:
+            return run_tests(self, mutant_name=mutant_name, tests=tests)
+        allowances = _CpuAllowancePerTest(state().duration_by_test)
+        with change_cwd("mutants"):
+            return int(self.execute_pytest(self._pytest_args_regular_run(tests), plugins=[allowances]))
+
+    PytestRunner.run_tests = run_tests_with_allowances  # type: ignore[method-assign]
+
+
 def show_survivors(group: Group) -> None:
     """Print the diff of every mutant that survived in the group's kept report (mutants regenerated in memory)."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
@@ -114,6 +157,7 @@ def run_group(group: Group, max_children: int, survivors_only: bool) -> None:
     from mutmut.configuration import config
 
     _make_the_wall_clock_limit_a_backstop()
+    _limit_each_test_of_a_mutant()
     cfg = config()
     cfg.only_mutate = list(group.modules)
     cfg.pytest_add_cli_args_test_selection = list(group.tests)

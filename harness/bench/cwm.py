@@ -32,7 +32,8 @@ from engine.condition import Condition
 from engine.env_spec import seed_word
 from engine.environments import Environment
 from engine.layout_gen import random_layouts
-from harness.cwm.agent import CwmAgent, CwmConfig
+from harness.cwm.agent import CwmAgent
+from harness.cwm.config import CwmConfig
 from harness.cwm.refine import RefineConfig
 from harness.models.client import ModelClient
 from harness.play.arena import Arena

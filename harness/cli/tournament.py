@@ -8,28 +8,16 @@ directory) is checked before anything is written; a bad spec is an
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 from rich.text import Text
 
 from engine import EnvKey
 from engine.env_spec import env_slug
-from harness.cli.console import add_name_column, fitting_table, print_error, stderr_console, stdout_console
+from harness.cli.console import print_error, stderr_console
 from harness.cli.options import (
     ENV_HELP,
     ENVS_HELP,
@@ -41,6 +29,7 @@ from harness.cli.options import (
     use_plugins,
 )
 from harness.cli.tournament_adaptive import resume_adaptive_command, run_adaptive_command
+from harness.cli.tournament_output import print_results, progress_bar
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.registry.specs import canonical_spec
 from harness.tournaments.plan import (
@@ -50,16 +39,6 @@ from harness.tournaments.plan import (
     make_plan,
     round_robin,
     versus,
-)
-from harness.tournaments.results import (
-    CELL_NOTE,
-    OVERALL_COLUMNS,
-    PER_ENV_COLUMNS,
-    SCOPES,
-    TournamentResults,
-    describe,
-    overall_rows,
-    per_env_rows,
 )
 from harness.tournaments.resume import RunInterrupted, plan_of, read_manifest
 from harness.tournaments.tournament import (
@@ -281,7 +260,7 @@ def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path |
         _warn(f"{', '.join(plan.unadapted_agents)} adapt{'s' if len(plan.unadapted_agents) == 1 else ''} "
                       f"within a game budget, which arena {kind} does not give: playing unadapted, marked "
                       "(unadapted) in the tables (arena run or arena bench paper adapts first)")
-    progress = _progress()
+    progress = progress_bar()
     task = progress.add_task(kind, total=plan.total_games)
 
     def advance(line: object) -> None:
@@ -320,71 +299,3 @@ def _plugin_words(command: list[str]) -> list[str]:
     """The --plugin words of a command line (a resume needs the plugins again: they are code, not settings)."""
     return [word for index, word in enumerate(command)
             if word == "--plugin" or (index and command[index - 1] == "--plugin")]
-
-
-class RateColumn(ProgressColumn):
-    """Games finished per second."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:.2f} games/s" if speed else "- games/s", style="progress.data.speed")
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(),
-    )
-
-
-def print_results(results: TournamentResults, run_dir: Path) -> None:
-    """The per-environment table (when there are several), the over-all table, footnotes and the run directory."""
-    console = stdout_console()
-    names = [name for row in overall_rows(results) for name in row[:2] if name]
-    tables = ([lambda label: per_env_table(results, label)] if len(results.env_ids) > 1 else []) + [
-        lambda label: overall_table(results, label)]
-    for build in tables:  # a narrow terminal gets the agents as #1, #2, ... and a legend, never a name cut to '…'
-        table, legend = fitting_table(build, names, console)
-        console.print(table)
-        for line in legend:
-            console.print(line, soft_wrap=True)
-    for note in results.notes:
-        console.print(Text(note))
-    console.print(Text(f"run recorded in {run_dir}"))
-
-
-def overall_table(results: TournamentResults, label: Callable[[str], str] = str) -> Table:
-    """A's results over all environments: overall, as black, as white, for each pairing (agents shown as ``label`` says)."""
-    envs = results.over_envs[0].env_name if results.over_envs else ""
-    table = _table(f"Over {envs}", OVERALL_COLUMNS, f"{describe(results)}\n{CELL_NOTE}")
-    rows = overall_rows(results)
-    for start in range(0, len(rows), len(SCOPES)):
-        if start:
-            table.add_section()
-        for offset, row in enumerate(rows[start:start + len(SCOPES)]):
-            table.add_row(*([label(row[0]), label(row[1]), *row[2:]] if offset == 0 else ["", "", *row[2:]]))
-    return table
-
-
-def per_env_table(results: TournamentResults, label: Callable[[str], str] = str) -> Table:
-    """A's results on each environment, with the counts and win rate by colour (env ids as in `arena envs`)."""
-    table = _table("Per environment", PER_ENV_COLUMNS, f"{CELL_NOTE}; env ids as in `arena envs`")
-    previous = None
-    for row in per_env_rows(results):
-        if previous is not None and row[0] != previous:
-            table.add_section()
-        previous = row[0]
-        table.add_row(row[0], label(row[1]), label(row[2]), *row[3:])
-    return table
-
-
-def _table(title: str, columns: Sequence[str], caption: str) -> Table:
-    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
-    for column in columns:
-        if column in ("A", "B", "env"):
-            add_name_column(table, column)
-        elif column == "scope":
-            table.add_column(column, no_wrap=True)
-        else:  # a rate cell wraps at its spaces on a narrow terminal, never cut
-            table.add_column(column, justify="right", overflow="fold")
-    return table

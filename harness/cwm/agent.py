@@ -1,49 +1,33 @@
 """``cwm``: the model writes the game as code; the agent tests it on its own games, refines it and plans on it.
 
-``adapt(arena)``:
+``adapt(arena)``: (1) *explore*: ``explore_random`` uniformly random self-play games through
+:meth:`harness.play.arena.Arena.play_verified` (every ``holdout_every``-th held out: never shown to the model, it
+measures test accuracy), then, up to ``explore_games``, self-play steered towards the final share that splits the K
+still feasible (:mod:`agents.interval_belief`; :func:`agents.interval.probe_policies`, the interval agent's probes),
+so the evidence pins K down. (2) *Synthesize and refine* (:class:`~harness.cwm.refine.Synthesizer`): a program from
+``cwm_synthesize.j2``, refined (``conversation`` or ``tree`` mode) against the unit tests of the shown games
+(:mod:`harness.cwm.tests_from_games`) until it passes them all or the episode's calls are spent; the best is kept.
+When several distinct programs share the best score, up to ``reject_candidates`` of them play each other in the
+sandbox, each in turn the host (:mod:`harness.cwm.rejection`, the seed paper's bad-sample rejection); clear losers
+are discarded and the kept one with the best mean payoff is used. (3) *Play* the rest of the budget by self-play with
+MCTS (``planner="mcts"``) or iterative-deepening alpha-beta (``"minimax"``) on the program in the sandbox
+(``worker.plan``). The true engine still verifies every move: a legal-move disagreement is a model error (a random
+legal move is played; the step becomes a transition test); a finished game whose rewards the program's ``returns``
+contradicts (a *surprise*) becomes an outcome test; after either, the program is refined again while model calls
+are left (``max_calls`` over the whole adaptation).
 
-1. *Explore*: ``explore_random`` uniformly random self-play games through
-   :meth:`harness.play.arena.Arena.play_verified` (every ``holdout_every``-th is
-   held out: never shown to the model, it measures test accuracy), then *active*
-   exploration up to ``explore_games`` games: while the outcomes seen still allow
-   K on both sides of some final share the games can reach (the feasible set of
-   :mod:`agents.interval_belief`), a self-play game is steered towards the share
-   that splits them (:func:`agents.interval.probe_policies`, the interval agent's
-   probes), so the evidence the model writes its reward code from pins K down.
-2. *Synthesize and refine* (:class:`~harness.cwm.refine.Synthesizer`): a program
-   from ``cwm_synthesize.j2``, refined (``conversation`` or ``tree`` mode) against
-   the unit tests of the shown games (:mod:`harness.cwm.tests_from_games`) until
-   it passes them all or the episode's calls are spent; the best is kept. When
-   several distinct programs of the episode share the best score, up to
-   ``reject_candidates`` of them play each other in the sandbox, each program in
-   turn the host (:mod:`harness.cwm.rejection`, the seed paper's bad-sample
-   rejection); clear losers are discarded and the kept one with the best mean
-   payoff is used.
-3. *Play* the rest of the budget by self-play with MCTS (``planner="mcts"``) or
-   iterative-deepening alpha-beta (``"minimax"``) on the program, inside the
-   sandbox (``worker.plan``). Every move is still verified by the true engine:
-   when the program's legal moves disagree with the engine's, the disagreement is
-   counted as a model error, a random legal move is played, and the step becomes
-   a transition test. A finished game whose rewards the program's ``returns``
-   contradicts (a *surprise*) becomes an outcome test; after such a game, or a
-   model error, the program is refined again while model calls are left
-   (``max_calls`` over the whole adaptation).
-
-What it reports: every model call to ``on_call`` (fields of the other model
-agents), every game to ``on_game``, and after each refinement episode the K
-interval the program's reward code implies (:func:`~harness.cwm.probe.implied_interval`,
-over every split of the final totals seen) as a belief to ``on_belief``. ``steps``
-holds train/test transition and outcome accuracy of every candidate tested, by
-model call; ``counts()`` the totals (model errors, surprises, code errors,
-sandbox failures by kind). Frozen evaluation (``decider``/``act``) plans with the
-last program (a random legal move if none). Call :meth:`close` to stop its worker.
+It reports every model call to ``on_call``, every game to ``on_game``, and after each refinement episode the K
+interval the program's reward code implies (:func:`~harness.cwm.probe.implied_interval`, over every split of the
+final totals seen) to ``on_belief``. ``steps`` holds train/test transition and outcome accuracy of every candidate
+tested, by model call; ``counts()`` the totals (model errors, surprises, code errors, sandbox failures by kind).
+Frozen evaluation (``decider``/``act``) plans with the last program (a random legal move if none). Call
+:meth:`close` to stop its worker.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,9 +38,10 @@ from agents.interval_belief import InconsistentRecord, KInterval, probe_target
 from agents.search.api import SearchTables
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
-from harness.cwm.finalists import RejectionConfig, choose_final
+from harness.cwm.config import CwmConfig
+from harness.cwm.finalists import choose_final
 from harness.cwm.probe import implied_interval
-from harness.cwm.refine import Candidate, RefineConfig, Synthesizer
+from harness.cwm.refine import Candidate, Synthesizer
 from harness.cwm.tests_from_games import TestSuite, UnitTest, random_transitions, run_tests
 from harness.cwm.world import Outcome, Step, evidence_rows, final_state, state_json
 from harness.models.client import ModelClient
@@ -65,41 +50,6 @@ from harness.play.game import Decide, from_policy
 from harness.prompting.policy_agent import PHASE_CODES, BeliefSink, CallSink, GameSink, MemoryAgent, _no_call
 from harness.prompting.renderer import PromptRenderer
 from harness.sandbox.client import SandboxWorker
-
-PLANNERS = ("mcts", "minimax")
-
-
-@dataclass(frozen=True)
-class CwmConfig:
-    """Exploration, model calls, planning."""
-
-    explore_games: int = 20  # exploration games at most (random, then steered) before the first program
-    explore_random: int = 8  # of which uniformly random (the rest steered towards informative shares while any is left)
-    holdout_every: int = 4  # every n-th random exploration game is held out (0: none)
-    heldout_transitions: int = 10_000  # random-play transitions of the true engine in the held-out set
-    max_calls: int = 12  # model calls over the whole adaptation
-    simulations: int = 400  # MCTS simulations per move of a frozen (evaluation) game
-    adapt_simulations: int = 50  # per move of the self-play games after exploration (they look for surprises)
-    max_plies: int = 200
-    uct_c: float = 1.4
-    planner: str = "mcts"  # or "minimax": iterative-deepening alpha-beta on the program
-    depth: int = 4  # minimax: the deepest iteration
-    max_nodes: int = 20_000  # minimax: positions per move
-    leaf_playouts: int = 4  # minimax: random playouts valuing a leaf cut by depth (when the program has no value())
-    rejection: RejectionConfig = field(default_factory=RejectionConfig)
-    refine: RefineConfig = field(default_factory=RefineConfig)
-    hint_level: str = "none"  # for the shared system prompt of MemoryAgent (the cwm prompts hold their own rules)
-
-    def __post_init__(self) -> None:
-        if min(self.explore_games, self.explore_random, self.holdout_every) < 0 or min(self.max_calls, self.simulations,
-                                                                                        self.adapt_simulations) < 1:
-            raise ValueError("cwm: explore_games, explore_random, holdout_every >= 0; max_calls, simulations, "
-                             "adapt_simulations >= 1")
-        if self.planner not in PLANNERS:
-            raise ValueError(f"cwm: planner {self.planner!r}: choose one of {', '.join(PLANNERS)}")
-        if min(self.depth, self.max_nodes) < 1 or self.leaf_playouts < 0:
-            raise ValueError("cwm: depth and max_nodes >= 1, leaf_playouts >= 0")
-
 
 FAILING_TESTS_KEPT, FAILING_TEST_CHARS = 5, 300  # per program version in agent.json: the first failures, cut
 
@@ -360,11 +310,10 @@ class CwmAgent(MemoryAgent):
                 "tests": len(self.train), "heldout_tests": len(self.heldout)}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> CwmAgent:
-        """A copy that shares the model client, the synthesizer and the program's worker (a process cannot be copied).
+        """A copy sharing the model client, the synthesizer and the program's worker (a process cannot be copied).
 
-        What a frozen copy (the referee's checkpoint and evaluation players) does, planning on the
-        program and counting model errors, changes only its own counters; it never refines, so the
-        shared parts are not written. Closing either closes the shared worker for both.
+        A frozen copy (the referee's checkpoint and evaluation players) plans and counts model errors in its own
+        counters; it never refines, so the shared parts are not written. Closing either closes the worker for both.
         """
         duplicate = copy.copy(self)
         memo[id(self)] = duplicate

@@ -18,10 +18,12 @@ import numpy as np
 from agents.base import Agent, AgentContext
 from agents.spec import Param, register
 from engine.protocol.observation import Observation
-from harness.cwm.agent import PLANNERS, CwmAgent, CwmConfig
+from harness.cwm.agent import CwmAgent
+from harness.cwm.config import PLANNERS, CwmConfig
 from harness.cwm.refine import MODES, RefineConfig
 from harness.cwm.tests_from_games import random_transitions
-from harness.prompting.policy_agent import _no_call, spec_client
+from harness.prompting.model_specs import spec_client
+from harness.prompting.policy_agent import _no_call
 
 RULE_TRANSITIONS = 300  # random-play transitions of the public rules the first program is tested on
 

@@ -1,37 +1,30 @@
 """The model client: one async call path for every model the harness talks to.
 
-``mock/<name>`` models are served in-process by :mod:`harness.models.mock`; every other
-model string goes through ``litellm.acompletion`` (litellm is imported lazily, with
-``LITELLM_LOCAL_MODEL_COST_MAP=True``: no network on import), except an unpriced ``openai/`` model at an
-API base, called straight over aiohttp (:mod:`harness.models.openai_direct`).
+``mock/<name>`` models are served in-process by :mod:`harness.models.mock`; every other model string goes through
+``litellm.acompletion`` (imported lazily with ``LITELLM_LOCAL_MODEL_COST_MAP=True``: no network on import), except an
+unpriced ``openai/`` model at an API base, called straight over aiohttp (:mod:`harness.models.openai_direct`).
 
-Per call: an adaptive concurrency limit (:class:`~harness.models.concurrency.AdaptiveLimit`:
-``concurrency`` is its ceiling; halved on a 429 or a timeout, grown again on success; each
-attempt holds a slot only while on the wire), a per-attempt timeout, tenacity
-retries with exponential backoff and full jitter on transient failures (rate limits,
-timeouts, connection errors, 5xx, a malformed response body) honouring a Retry-After
-(capped at ``max_retry_after_s``; the request waits without a slot, the others go on),
-none on other client errors; token and cost accounting per call and in running totals
-(prompt tokens the provider served from its prompt cache priced at the cached rate, see
-:func:`cached_prompt_tokens`); a response cache. Anthropic models get litellm's
+Per call: an adaptive concurrency limit (:class:`~harness.models.concurrency.AdaptiveLimit`, ceiling ``concurrency``:
+halved on a 429 or a timeout, grown on success; an attempt holds a slot only while on the wire), a per-attempt
+timeout, tenacity retries (exponential backoff, full jitter) on transient failures (rate limits, timeouts, connection
+errors, 5xx, a malformed body) honouring a Retry-After (capped at ``max_retry_after_s``; the request waits without a
+slot), none on other client errors; token and cost accounting per call and in running totals (provider-cached prompt
+tokens at the cached rate, :func:`cached_prompt_tokens`); a response cache. Anthropic models get litellm's
 ``cache_control`` hint on the system message (the stable part of every prompt).
 
-Fail fast (:class:`~harness.models.errors.EndpointDown`): a failure that says the endpoint cannot answer
-(connection refused, DNS, HTTP 401/403/404, an unknown provider) is not retried and stops the client at once;
-so does the ``max_consecutive_failures``-th call in a row that failed for good (of any kind, after its retries).
-From then on every call that is not a cache hit raises ``EndpointDown`` without a request. The failure that
-stops the client is not written to the cache, so a resumed run asks that request again. Failures replayed
-from the cache count towards the limit as they did when they happened (a cached reply resets the count), but
-only a new failure stops the client: a run resumed while the endpoint is still down stops at its first new
-failure and adds nothing to the cache, so no number of such resumes makes the replayed failures pile up.
+Fail fast (:class:`~harness.models.errors.EndpointDown`): a failure that says the endpoint cannot answer (connection
+refused, DNS, HTTP 401/403/404, an unknown provider) is not retried and stops the client at once, as does the
+``max_consecutive_failures``-th call in a row that failed for good (any kind, after its retries); from then on every
+call that is not a cache hit raises ``EndpointDown`` without a request. That failure is not cached, so a resumed run
+asks again. Failures replayed from the cache count towards the limit as they did (a cached reply resets the count),
+but only a new failure stops the client, so resumes while the endpoint is down never pile up replayed failures.
 
-Options (:class:`~harness.models.options.ModelOptions`): the per-request ones are laid over the caller's
-parameters by :meth:`ModelClient.request`; ``api_base`` and ``timeout`` (per attempt) go to every request.
+Options (:class:`~harness.models.options.ModelOptions`): the per-request ones are laid over the caller's parameters
+by :meth:`ModelClient.request`; ``api_base`` and ``timeout`` (per attempt) go to every request.
 
-Cap semantics: ``max_cost_usd`` and ``max_tokens_total`` are checked *before* each call that is not a cache
-hit starts (after its first attempt has a concurrency slot): once the running total has reached the cap, the
-call raises :class:`BudgetCapReached` and makes no request. Calls already in flight finish and are counted,
-so the total may exceed the cap by at most what those calls used. Cache hits cost nothing, never refused.
+Caps: ``max_cost_usd`` and ``max_tokens_total`` are checked *before* each call that is not a cache hit starts (once
+its first attempt has a slot): a running total at the cap raises :class:`BudgetCapReached`, no request made. Calls
+in flight finish and are counted (the total may pass the cap by what they used). Cache hits are free, never refused.
 """
 
 from __future__ import annotations
@@ -90,11 +83,8 @@ def import_litellm() -> Any:
 
 def check_api_key(model: str, *, api_key: str | None = None,
                   api_base: str | None = None) -> None:
-    """Raise :class:`ModelConfigError` if ``model`` cannot be called as configured.
-
-    Meant to run before any game: an unknown provider, or a known keyed provider whose
-    API key is neither passed nor in the environment. The key's value is never shown.
-    """
+    """Raise :class:`ModelConfigError` if ``model`` cannot be called as configured (run it before any game): an
+    unknown provider, or a keyed provider whose API key is neither passed nor in the environment (never shown)."""
     if model.startswith(MOCK_PREFIX):
         try:
             make_offline_model(model)
@@ -204,12 +194,9 @@ class ModelClient:
             check_api_key(self.model, api_key=self._api_key, api_base=self.api_base)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        """Answer ``request``: from the cache if present, else by calling the model.
-
-        Raises :class:`BudgetCapReached` before a call once a cap is reached,
-        :class:`ModelCallError` (with ``kind``) when the call fails for good, and
-        :class:`EndpointDown` when the endpoint is found unusable (then for every later call).
-        """
+        """Answer ``request`` from the cache if present, else by calling the model. Raises :class:`BudgetCapReached`
+        before a call once a cap is reached, :class:`ModelCallError` (with ``kind``) when the call fails for good, and
+        :class:`EndpointDown` when the endpoint is found unusable (then for every later call)."""
         if request.model != self.model:
             raise ValueError(f"request for {request.model!r} sent to a client of {self.model!r}")
         key = request.key()
@@ -350,8 +337,7 @@ class ModelClient:
         return result
 
     def _deadline_s(self) -> float:
-        """The hard deadline of one attempt. Through litellm the HTTP timeout is
-        ``timeout_s`` (litellm raises its Timeout); the deadline adds a grace for
+        """One attempt's hard deadline: litellm's HTTP timeout ``timeout_s`` (it raises its Timeout) plus a grace for
         litellm's own work (its first call in a process sets itself up for ~1 s)."""
         if self._mock is not None:
             return self.timeout_s

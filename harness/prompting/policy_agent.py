@@ -38,20 +38,20 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, AgentContext
-from agents.spec import AgentSpecError, Param, register
+from agents.spec import register
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
-from harness.models.client import ModelClient, check_api_key
-from harness.models.errors import ModelCallError, ModelConfigError
+from harness.models.client import ModelClient
+from harness.models.errors import ModelCallError
 from harness.models.messages import ModelRequest, ModelResponse
 from harness.play.decisions import FailureKind, MoveDecision, ParsedMove
 from harness.play.game import PlyDecision, decision_ply
 from harness.play.open_games import GameNotEntered
 from harness.prompting.beliefs import BeliefParseError, parse_belief
 from harness.prompting.memory import EpisodeMemory, GameSummary
+from harness.prompting.model_specs import SPEC_PARAMS, spec_client
 from harness.prompting.moves import ModelCallFailed, MoveAsker
 from harness.prompting.renderer import (
-    HINT_LEVELS,
     MemoryBlock,
     PromptRenderer,
     belief_context,
@@ -314,25 +314,6 @@ def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]
     return fields
 
 
-SPEC_PARAMS = {
-    "model": Param(str, "", "the model: litellm provider/model, or mock/<name> (required)"),
-    "hint": Param(str, "ratio", "what the prompt says about the hidden rule", choices=HINT_LEVELS),
-    "retries": Param(int, 2, "re-asks after an unusable reply (then a random legal move)"),
-    "temperature": Param(float, 0.0, "sampling temperature"),
-}
-
-
-def spec_client(name: str, model: str, rng: np.random.Generator) -> ModelClient:
-    """The model client of an agent built from a spec (checked before any game: a missing key is a spec error)."""
-    if not model:
-        raise AgentSpecError(model_driven_message(name))
-    try:
-        check_api_key(model)
-    except ModelConfigError as error:
-        raise AgentSpecError(f"{name}:model={model}: {error}") from None
-    return ModelClient(model, seed=int(rng.integers(2**31)), concurrency=1)
-
-
 @register(
     "llm-policy",
     "A model picks every move from the prompt (board, legal moves, episode memory); adapts within the budget",
@@ -349,9 +330,3 @@ def llm_policy_entry(context: AgentContext, rng: np.random.Generator, model: str
                            on_call=context.record_call or _no_call)
     agent.freeze()
     return agent
-
-
-def model_driven_message(name: str) -> str:
-    """Why a model-driven agent cannot be built from a spec, and how to run it."""
-    return (f"{name} is model-driven: name its model in the spec ({name}:model=mock/first-legal, a frozen player "
-            f"for matches and tournaments), or adapt it within a budget with `arena run --agent {name} --model M`")

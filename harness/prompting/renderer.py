@@ -1,28 +1,22 @@
 """Rendering the prompts a model sees: jinja2 templates under ``prompts/``, hashed into every call.
 
-The prose lives in the templates (``system.j2``, ``move.j2``, ``belief.j2`` and the
-include ``memory.j2``); this module only gathers the data they show: the public
-rules, the board, the legal moves and the episode memory (its data types live in
-:mod:`harness.prompting.memory` and are re-exported here). Nothing here reads the
-threshold K: contexts are built from :class:`~engine.rules.Rules` and observations,
-which hold no condition.
+The prose lives in the templates (``system.j2``, ``move.j2``, ``belief.j2`` and the include ``memory.j2``); this
+module only gathers the data they show: the public rules, the board, the legal moves and the episode memory (its
+data types live in :mod:`harness.prompting.memory` and are re-exported here). Nothing here reads the threshold K:
+contexts are built from :class:`~engine.rules.Rules` and observations, which hold no condition.
 
-Templates are found at ``<repo>/prompts`` (``Path(harness.__file__).parents[1]``);
-they are not packaged in the wheel yet, so an installed copy must pass
-``prompts_dir`` explicitly.
+Templates are found at ``<repo>/prompts`` (``Path(harness.__file__).parents[1]``); they are not packaged in the
+wheel yet, so an installed copy must pass ``prompts_dir`` explicitly.
 
-Token budget: :func:`estimate_tokens` is the cheap estimate ``ceil(len(text) / 4)``
-(about four characters per token for English and digits; no tokenizer needed, the
-same on every machine). :func:`fit_memory` uses it to shrink the table of recent
-games until the rendered memory fits; the summary by rho bin is always kept.
+Token budget: :func:`estimate_tokens` is the cheap estimate ``ceil(len(text) / 4)`` (about four characters per token
+for English and digits; no tokenizer needed, the same on every machine). :func:`fit_memory` uses it to shrink the
+table of recent games until the rendered memory fits; the summary by rho bin is always kept.
 
-Speed (a model agent renders a prompt for every move): compiled templates are
-cached by jinja (re-read only when a file changes), template hashes are cached
-while the files' modification times and sizes stay the same, an
-:class:`EpisodeMemory` keeps its rho-bin counts up to date as games are added,
-and :meth:`PromptRenderer.render_reusing` renders a template with an included
-template's text given ready-made, e.g. the episode memory, which changes only
-when a game ends (:func:`memory_block` fits and renders it once). The text is
+Speed (a model agent renders a prompt for every move): compiled templates are cached by jinja (re-read only when a
+file changes), template hashes are cached while the files' modification times and sizes stay the same, an
+:class:`EpisodeMemory` keeps its rho-bin counts up to date as games are added, and
+:meth:`PromptRenderer.render_reusing` renders a template with an included template's text given ready-made, e.g. the
+episode memory, which changes only when a game ends (:func:`memory_block` fits and renders it once). The text is
 byte-for-byte what :meth:`PromptRenderer.render` gives, so cache keys do not change.
 """
 

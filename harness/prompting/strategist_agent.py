@@ -77,16 +77,8 @@ from harness.models.messages import ModelResponse
 from harness.play.decisions import MoveDecision
 from harness.prompting.beliefs import describe_validation_error, json_objects
 from harness.prompting.memory import EpisodeMemory
-from harness.prompting.policy_agent import (
-    SPEC_PARAMS,
-    BeliefSink,
-    CallSink,
-    GameSink,
-    MemoryAgent,
-    _no_call,
-    call_fields,
-    spec_client,
-)
+from harness.prompting.model_specs import SPEC_PARAMS, spec_client
+from harness.prompting.policy_agent import BeliefSink, CallSink, GameSink, MemoryAgent, _no_call, call_fields
 from harness.prompting.renderer import PromptRenderer, fit_memory
 from harness.prompting.strategist_search import Searcher, game_rng, replay, self_play_moves
 from harness.prompting.waves import wave_of

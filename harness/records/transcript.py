@@ -1,36 +1,29 @@
 """Run transcripts: a hash-chained, append-only JSONL writer, a validating reader, resume.
 
-A run directory holds ``manifest.json`` (:class:`RunManifest`, written
-atomically), ``games.jsonl`` (one :class:`GameEntry` per finished game) and
-``calls.jsonl`` (one :class:`CallEntry` per model call); the records are defined
-in :mod:`harness.records.entries`. Every line is validated before it is written,
-then written in one piece and flushed (``fsync=True`` also forces it to disk).
+A run directory holds ``manifest.json`` (:class:`RunManifest`, written atomically), ``games.jsonl`` (one
+:class:`GameEntry` per finished game) and ``calls.jsonl`` (one :class:`CallEntry` per model call); the records are
+defined in :mod:`harness.records.entries`. Every line is validated before it is written, then written in one piece
+and flushed (``fsync=True`` also forces it to disk).
 
-Hash chain (:mod:`harness.records.chain`): every line starts with ``prev_hash``,
-the sha256 of the previous line's exact bytes (the chain's start value on the
-first line). The writer lists each game's calls in the game's line
-(``call_indices``) and seals the manifest (``chains``: each file's line count and
-last hash, games per phase) when it writes it and whenever it closes, so an
-interrupted run's manifest says how far it got and a finished one's seals it.
-Readers check every link: a broken one is a :class:`TranscriptError` naming the
-file and line (``verify=False`` leaves that to ``arena replay``, which lists all).
+Hash chain (:mod:`harness.records.chain`): every line starts with ``prev_hash``, the sha256 of the previous line's
+exact bytes (the chain's start value on the first line). The writer lists each game's calls in the game's line
+(``call_indices``) and seals the manifest (``chains``: each file's line count and last hash, games per phase) when
+it writes it and whenever it closes, so an interrupted run's manifest says how far it got and a finished one's seals
+it. Readers check every link: a broken one is a :class:`TranscriptError` naming the file and line (``verify=False``
+leaves that to ``arena replay``, which lists all).
 
-Completeness: a line counts only once its trailing newline is on disk, so a
-game counts only once its whole ``GameEntry`` line is. After ``kill -9`` the
-last line of a file may be torn (no trailing newline); the reader skips it
-with a warning and :class:`TranscriptWriter` with ``resume=True`` truncates it
-away. Only an incomplete LAST line is ever dropped: a corrupted line anywhere
-else (bad JSON, a record that does not validate, a broken link, a repeated game
-or call index) is a :class:`TranscriptError` naming the file and the line
-number, and nothing is modified.
+Completeness: a line counts only once its trailing newline is on disk, so a game counts only once its whole
+``GameEntry`` line is. After ``kill -9`` the last line of a file may be torn (no trailing newline); the reader skips
+it with a warning and :class:`TranscriptWriter` with ``resume=True`` truncates it away. Only an incomplete LAST line
+is ever dropped: a corrupted line anywhere else (bad JSON, a record that does not validate, a broken link, a
+repeated game or call index) is a :class:`TranscriptError` naming the file and the line number, and nothing is
+modified.
 
-Resume: calls are written before the ``GameEntry`` of their game, so after an
-interruption the tail of ``calls.jsonl`` may hold calls of a game that never
-finished. The game is played again on resume, so those trailing calls (the
-"orphan tail": calls after the last one that belongs to a finished game, or
-to no game) are truncated too; :func:`resume_point` counts what stays. The chain
-continues from the last line kept; a run whose files lost or changed lines its
-manifest sealed is refused.
+Resume: calls are written before the ``GameEntry`` of their game, so after an interruption the tail of
+``calls.jsonl`` may hold calls of a game that never finished. The game is played again on resume, so those trailing
+calls (the "orphan tail": calls after the last one that belongs to a finished game, or to no game) are truncated
+too; :func:`resume_point` counts what stays. The chain continues from the last line kept; a run whose files lost or
+changed lines its manifest sealed is refused.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ import numpy as np
 
 from agents.base import AgentContext
 from engine.protocol.observation import Observation
-from harness.cwm.agent import CwmAgent, CwmConfig
+from harness.cwm.agent import CwmAgent
+from harness.cwm.config import CwmConfig
 from harness.cwm.finalists import RejectionConfig
 from harness.cwm.refine import RefineConfig
 from harness.models.cache import ResponseCache

@@ -37,6 +37,7 @@ from harness.referee.seats import Seats
 from harness.sweep.adaptive import ALPHA, GAMES_PER_PICK, GameOrder, Outcome, run_adaptive
 from harness.sweep.adaptive_play import BatchPlayer
 from harness.sweep.rating import Fit, Game, fit_ratings
+from harness.tournaments.calls_log import CALLS_FILE, CallsLog
 from harness.tournaments.plan import MANIFEST_SCHEMA, GameLine, GameTask, TournamentError, TournamentPlan, check_agents_on_seat
 from harness.tournaments.resume import (
     GAMES_FILE,
@@ -46,7 +47,7 @@ from harness.tournaments.resume import (
     plan_of,
     read_manifest,
 )
-from harness.tournaments.tournament import CALLS_FILE, IN_PROCESS_MODE, REFEREE_MODE, CallsLog, check_run_dir, spin_s
+from harness.tournaments.tournament import IN_PROCESS_MODE, REFEREE_MODE, check_run_dir, spin_s
 
 ADAPTIVE_FILE = "adaptive.json"
 Key = tuple[Any, int, int]  # (env id, pairing index, game index)

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.env_spec import env_key
+from harness.tournaments.calls_log import CALLS_FILE
 from harness.tournaments.plan import GameLine, make_plan, round_robin, versus
 from harness.tournaments.results import TournamentResults
-from harness.tournaments.tournament import CALLS_FILE, default_run_dir, read_games, run_tournament
+from harness.tournaments.tournament import default_run_dir, read_games, run_tournament
 
 EnvSpec = int | str | Path
 

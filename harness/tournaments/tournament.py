@@ -38,6 +38,7 @@ from harness.records.provenance import git_commit, versions
 from harness.referee.seats import Seats
 from harness.registry.plugins import load_worker_plugins, loaded_plugins, plugin_sources
 from harness.registry.specs import parse_spec
+from harness.tournaments.calls_log import CALLS_FILE, CallsLog
 from harness.tournaments.plan import (
     MANIFEST_SCHEMA,
     RUNS_ROOT,
@@ -55,7 +56,6 @@ from harness.tournaments.resume import CallsSoFar, RunInterrupted, keep_calls_of
 REFEREE_MODE = ("process: K, the game loop, the rewards and privileged agents in the tournament workers; every other "
                 "agent built and asked for its moves in a player process given only the rules, its spec and its seed")
 IN_PROCESS_MODE = "in-process (UNENFORCED: agents played in the process that holds K; a cheating agent could reach it)"
-CALLS_FILE = "calls.jsonl"
 AHEAD = 4  # tasks queued per worker: enough to keep it busy, few to cancel when a game fails
 SPIN_S = 0.002
 
@@ -294,50 +294,6 @@ def _record(plan: TournamentPlan, run_dir: Path, jobs: int, seats: Seats, comman
         calls.close()
     _finish(run_dir, manifest, "complete", len(lines))
     return results
-
-
-class CallsLog:
-    """``calls.jsonl``: every model call of the run's model agents (``llm-policy:model=...`` specs), one line each.
-
-    A line is the agent's call record (messages, reply, verdict, tokens, ...) with
-    ``call_index`` (from 0, in the order written), the game it belongs to
-    (``env_id``, ``pairing``, ``game``) and the side (``a``/``b``) and agent
-    spec that made it; a game's calls are written just before the game. The file
-    is created with the first call, so runs without model agents have none.
-    """
-
-    def __init__(self, path: Path, so_far: CallsSoFar | None = None) -> None:
-        self.path = path
-        self._file: Any = None
-        so_far = so_far or CallsSoFar()  # a resumed run goes on counting from the calls on record
-        self.written = so_far.written
-        self.tokens_in, self.tokens_out = so_far.tokens_in, so_far.tokens_out
-        self.cost_usd = so_far.cost_usd
-
-    def write(self, line: GameLine) -> None:
-        for call in line.calls:
-            if self._file is None:
-                self._file = self.path.open("a", encoding="utf-8")
-            own = {key: value for key, value in call.items() if key != "game_index"}  # the agent's own count: 0 here
-            record = {"call_index": self.written, "env_id": line.env_id, "pairing": line.pairing, "game": line.game, **own}
-            self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self.written += 1
-            self.tokens_in += int(call.get("tokens_in") or 0)
-            self.tokens_out += int(call.get("tokens_out") or 0)
-            self.cost_usd += float(call.get("cost_usd") or 0.0)
-        if self._file is not None:
-            self._file.flush()
-
-    def summary(self) -> str:
-        """One line for results.md (empty when no model agent played)."""
-        if not self.written:
-            return ""
-        return (f"\nModel calls: {self.written} (every one in {CALLS_FILE}); tokens {self.tokens_in} in, "
-                f"{self.tokens_out} out; cost ${self.cost_usd:.4f}.\n")
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
 
 
 def _manifest(plan: TournamentPlan, run_dir: Path, jobs: int, command: str, kind: str) -> dict[str, object]:

@@ -189,8 +189,7 @@ def test_notation_of_pass() -> None:
 
 @pytest.mark.parametrize(
     ("text", "rows", "cols"),
-    [("z9", 16, 16), ("a17", 16, 16), ("q1", 16, 16), ("", 16, 16), ("a0", 16, 16), ("  ", 8, 8),
-     ("i1", 8, 8), ("a9", 8, 8), ("e6", 5, 4), ("d3x", 8, 8), ("3d", 8, 8), ("passe", 8, 8)],
+    [(t, 16, 16) for t in ("z9", "a17", "q1", "", "a0")] + [(t, 8, 8) for t in ("  ", "i1", "a9", "d3x", "3d", "passe")] + [("e6", 5, 4)],
 )
 def test_notation_errors(text: str, rows: int, cols: int) -> None:
     with pytest.raises(NotationError):
@@ -363,8 +362,10 @@ def test_an_unlimited_game_runs_past_10_placements() -> None:
 # ---------------------------------------------------------------- environments
 
 
-@pytest.mark.parametrize("bad, error", [(-1, UnknownEnvironmentError), (56, UnknownEnvironmentError), (True, EnvSpecError),
-                                        (3.0, EnvSpecError), (None, EnvSpecError), ("x", EnvSpecError), ("3.5", EnvSpecError)])
+@pytest.mark.parametrize(
+    "bad, error",
+    [(-1, UnknownEnvironmentError), (56, UnknownEnvironmentError)] + [(bad, EnvSpecError) for bad in (True, 3.0, None, "x", "3.5")],
+)
 def test_make_env_rejects_bad_ids(bad, error) -> None:  # an id written as text ("3") is an environment spec
     with pytest.raises(error, match="0-55"):
         make_env(bad)

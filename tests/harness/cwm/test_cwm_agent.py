@@ -12,7 +12,8 @@ from agents.base import AgentContext
 from agents.interval_belief import KInterval
 from engine import make_env
 from harness.bench.cwm import games_against_random
-from harness.cwm.agent import CwmAgent, CwmConfig
+from harness.cwm.agent import CwmAgent
+from harness.cwm.config import CwmConfig
 from harness.cwm.refine import RefineConfig
 from harness.models.client import ModelClient
 from harness.models.coder import feasible_k, program_for, simplest_k

@@ -10,7 +10,8 @@ import pytest
 from agents.base import AgentContext
 from engine import make_env
 from harness.bench.cwm import games_against_random
-from harness.cwm.agent import CwmAgent, CwmConfig
+from harness.cwm.agent import CwmAgent
+from harness.cwm.config import CwmConfig
 from harness.cwm.finalists import RejectionConfig, finalists
 from harness.cwm.refine import Candidate, RefineConfig
 from harness.cwm.tests_from_games import Score

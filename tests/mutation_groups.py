@@ -131,6 +131,10 @@ GROUPS: tuple[Group, ...] = (
             "tests/agents/test_mcts.py",
             "tests/agents/test_search_features.py",
             "tests/agents/test_adaptive_minimax.py",
+            "tests/agents/test_search_api_mutants.py",
+            "tests/agents/test_endgame_mutants.py",
+            "tests/agents/test_search_features_mutants.py",
+            "tests/agents/test_ttable_mutants.py",
         ),
     ),
     # The alpha-beta and MCTS kernels with the JIT off (their @njit functions mutated): the fast tests against a plain

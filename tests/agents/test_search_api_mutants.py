@@ -140,3 +140,12 @@ def test_solve_position_reports_the_best_move_and_its_own_tables():
         found += result.moves.index(result.move) > 0
     assert found > 0  # some best move was not the first in search order
     assert tables.tt.used() > 0  # the solver used the tables it was given, with its table on by default
+
+
+def test_a_passed_deadline_stops_the_search_at_its_first_check():
+    """A 1 ns limit has passed by the first deadline check (after 1024 nodes, depth 1 done): the same stop for both."""
+    start = RULES.initial_state()
+    limited = api.search_position(RULES, start, 7, time_limit=1e-9, tables=api.shared_tables(RULES.layout))
+    move, value, nodes = api.search(RULES, start, 7, time_limit=1e-9)
+    full = api.search_position(RULES, start, 7, tables=api.SearchTables(RULES.layout, tt_bits=12))
+    assert limited.depth < 7 and nodes == limited.nodes < full.nodes and full.depth == 7

@@ -56,7 +56,11 @@ GROUPS: tuple[Group, ...] = (
         ("agents/interval_belief.py",),
         ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
     ),
-    Group("rules", ("engine/rules.py", "engine/condition.py"), (*ENGINE_TESTS, "tests/engine/test_rules_mutants.py")),
+    Group(
+        "rules",
+        ("engine/rules.py", "engine/condition.py"),
+        (*ENGINE_TESTS, "tests/engine/test_rules_mutants.py", "tests/engine/test_rules_grid_mutants.py"),
+    ),
     Group("kernels", ("engine/kernels.py",), KERNEL_TESTS, jit_off=True),
     Group("bits", ("engine/bits.py",), ("tests/engine/test_bits.py", "tests/engine/test_bits_mutants.py", *KERNEL_TESTS), jit_off=True),
     # Not the test that lists the public attributes of EvaluationGrants: mutmut's mutant methods are attributes too.
@@ -109,7 +113,7 @@ GROUPS: tuple[Group, ...] = (
             "tests/harness/prompting/test_moves_mutants.py",
         ),
     ),
-    Group("errors", ("harness/models/errors.py",), MODEL_TESTS),
+    Group("errors", ("harness/models/errors.py",), (*MODEL_TESTS, "tests/harness/models/test_errors_more_mutants.py")),
     Group(
         "client",
         ("harness/models/client.py",),
@@ -118,6 +122,7 @@ GROUPS: tuple[Group, ...] = (
             "tests/harness/models/test_client_mutants.py",
             "tests/harness/models/test_client_failures_mutants.py",
             "tests/harness/models/test_client_setup_mutants.py",
+            "tests/harness/models/test_client_more_mutants.py",
         ),
     ),
     # The search's Python parts (the roots in api.py, the endgame utilities, the layout features, the table's bookkeeping);

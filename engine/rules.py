@@ -165,7 +165,9 @@ class Rules:
         layout = self.layout
         own, opp = state.discs(colour), state.discs(1 - colour)
         obstacles, empty = self._obstacle_grid
-        if own < 0 or opp < 0 or own & opp or (own | opp) & obstacles or (own | opp).bit_length() > layout.cells:
+        if own < 0 or opp < 0:
+            raise ValueError(f"a disc mask is a set of cells, never negative: got {own} and {opp}")
+        if own & opp or (own | opp) & obstacles or (own | opp).bit_length() > layout.cells:
             grid = empty.copy()  # not a reachable position: the cells are written in turn, as always
             grid[_bit_indices(own)] = 1
             grid[_bit_indices(opp)] = -1

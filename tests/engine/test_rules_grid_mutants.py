@@ -159,3 +159,13 @@ def test_perft_counts_the_movers_own_placements_against_a_per_player_limit():
     assert rules.perft(start._replace(placed_white=1), 1) == 4  # black's four opening moves
     white_done = start._replace(to_move=WHITE, placed_white=1)
     assert rules.perft(white_done, 1) == 1
+
+
+@pytest.mark.parametrize(("black", "white"), [(-1, 0), (0, -1), (-(1 << 70), 1)])
+def test_a_negative_disc_mask_is_refused_not_looped_over(black: int, white: int):
+    """A negative mask once sent grid down the cell-by-cell path, whose bit loop never ends on it."""
+    rules = Rules(standard_layout(4, 4))
+    with pytest.raises(ValueError, match="never negative"):
+        rules.grid(State(black, white))
+    with pytest.raises(ValueError, match="never negative"):
+        rules.grid(State(black, white), WHITE)

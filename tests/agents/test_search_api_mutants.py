@@ -61,9 +61,10 @@ def test_tables_of_another_layout_are_refused():
 
 
 def test_the_position_passes_the_movers_placements_first():
-    state = State(RULES.initial_state().black, RULES.initial_state().white, 1, placed_black=3, placed_white=1)
-    own, opp, placed_mover, placed_other = api._position(RULES, state)
-    assert (placed_mover, placed_other) == (1, 3)
+    start = RULES.initial_state()
+    for to_move, expected in ((0, (3, 1)), (1, (1, 3))):
+        state = State(start.black, start.white, to_move, placed_black=3, placed_white=1)
+        assert api._position(RULES, state)[2:] == expected
 
 
 @pytest.mark.parametrize("depth", [True, 0, 1.5])

@@ -88,6 +88,8 @@ def test_blocked_lanes_mark_cells_with_a_blocked_neighbour_on_the_lane_axis():
                         if (cell[0] + dr, cell[1] + dc) not in PLAYABLE or (cell[0] - dr, cell[1] - dc) not in PLAYABLE)
         assert int(words[lane]) == expected, lane
     assert int(words[0]) & (1 << LAYOUT.index((1, 2))) == 0  # an inner cell of a full row
+    cornerless = standard_layout(4, 4, obstacles=[(0, 0)])  # cell 0 an obstacle: in no lane's mask
+    assert [int(word) & 1 for word in ft._blocked_lanes(cornerless, 1)] == [0, 0, 0, 0]
     two = ft._blocked_lanes(standard_layout(9, 8), 2)  # 72 cells: the words interleave lane by lane
     assert len(two) == 8 and int(two[4]) == 0b10000001  # east lane, second word: row 8's ends, cells 64 and 71
 

@@ -7,14 +7,18 @@ forced, the exact win rate computed here by an exhaustive search over ``Rules``.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from search_positions import live_positions
 from search_reference import BLOCKED, FOUR, SIX
-from test_mcts import FINAL_CHOICE, FINAL_MAJORITY, MODES, env_on, reference_search, table_of
+from test_mcts import FINAL_CHOICE, FINAL_MAJORITY, MODES, WHITE_PASSES, env_on, reference_search, table_of
 
 from agents.mcts import search
+from agents.search.mcts_kernel import mcts_search
+from engine import Condition, Environment
+from engine.layout import standard_layout
 from engine.rules import Rules
-from engine.state import BLACK, WHITE, State
+from engine.state import BLACK, PASS, WHITE, State
 
 K_MAJORITY, K_MINORITY, K_DRAWISH = "1.01", "-0.01", "0.7"
 
@@ -117,3 +121,43 @@ def test_a_finished_root_has_no_children():
         state = rules.play(state, rules.legal_moves(state)[0])
     result = search(rules, table_of(env), state, 5, seed=3)
     assert result.moves == () and result.visits == ()
+
+
+WIDE = standard_layout(8, 10, name="8x10")  # 80 cells: two words per bitboard
+
+
+def test_total_turn_counting_two_word_boards_and_a_grown_pool():
+    """A turn limit on all placements together; an 80-cell board (two words); enough moves to grow the child pool."""
+    total = Environment(0, FOUR, Condition(K_DRAWISH, 4, "total"))
+    for index, state in enumerate([total.rules.initial_state(), *live_positions(total.rules, seed=4, count=2,
+                                                                                 max_plies=4)]):
+        check_against_reference(total, state, 25, -1, index % 2 == 1, seed=31 + index)
+    wide = env_on(WIDE, "0.6")
+    state = live_positions(wide.rules, seed=2, count=3, max_plies=40)[2]
+    assert len(wide.rules.legal_moves(state)) > 16  # the root alone outgrows a pool of 8 * (1 + 1) slots
+    check_against_reference(wide, state, 1, 2, False, seed=13)
+    check_against_reference(wide, state, 12, 2, False, seed=13)
+    broad = env_on(standard_layout(10, 10), "0.6")
+    state = live_positions(broad.rules, seed=5, count=2, max_plies=40)[1]
+    check_against_reference(broad, state, 45, 0, True, seed=14)  # 23 moves per node or so: the pool grows
+
+
+def test_a_forced_pass_at_the_root_is_one_child(make_position):
+    env = env_on(FOUR, K_MAJORITY)
+    state = make_position(env.rules, WHITE_PASSES, WHITE)
+    assert env.rules.legal_moves(state) == [PASS]
+    result = search(env.rules, table_of(env), state, 9, seed=4)
+    assert result.moves == (PASS,) and result.visits == (9,)
+    check_against_reference(env, state, 9, -1, False, seed=4)
+
+
+def test_the_kernel_returns_integer_moves_and_visits():
+    env = env_on(FOUR, K_MAJORITY)
+    rules, state = env.rules, env.rules.initial_state()
+    geometry = rules.geometry
+    moves, visits, values = mcts_search(
+        geometry.words(state.own), geometry.words(state.opponent), 0, 0, *rules.limit_args, geometry.kernel_args,
+        table_of(env), 6, 1.4, 2, False, np.uint64(3),
+    )
+    assert moves.dtype == np.int64 and visits.dtype == np.int64 and values.dtype == np.float64
+    assert sorted(moves.tolist()) == rules.legal_moves(state) and int(visits.sum()) == 6

@@ -16,6 +16,7 @@ from search_reference import FOUR, SIX, Minimax, first_order, k_utility, layout_
 from agents.search import negamax
 from agents.search.api import Searcher, SearchTables
 from agents.search.features import FEATURES
+from engine.layout import standard_layout
 from engine.rules import Rules
 from engine.state import BLACK, PASS, WHITE, State
 
@@ -194,3 +195,32 @@ def test_a_deadline_in_the_past_keeps_the_last_complete_iteration():
     first = searcher.search(state, 1)
     expected = Minimax(rules, state.to_move, WEIGHTS, k_utility(SIX.cells, "0.6")).children(state, 1)
     assert first.values == pytest.approx(sorted(expected.values(), reverse=True), abs=1e-9)
+
+
+WIDE = standard_layout(8, 10, name="8x10")  # 80 cells: two words per bitboard
+
+
+def test_an_uneven_utility_evaluated_finished_games_and_two_word_boards():
+    """A utility that is not zero-sum in (own, opp) order tells the sides apart; finished games evaluated (mobility 0)."""
+    rules = Rules(FOUR)
+    tables = SearchTables(FOUR, tt_bits=10)
+    uneven = np.random.default_rng(3).integers(-4, 5, size=(FOUR.cells + 1, FOUR.cells + 1)).astype(float)
+    rng = np.random.default_rng(12)
+    late = []
+    while len(late) < 4:
+        state = rules.initial_state()
+        for _ in range(int(rng.integers(8, 11))):
+            legal = rules.legal_moves(state)
+            state = rules.play(state, legal[int(rng.integers(len(legal)))]) if legal else state
+        if rules.legal_moves(state):
+            late.append(state)
+    for i, state in enumerate(late):
+        check_search(rules, state, 3, WEIGHTS, uneven, use_tt=i % 2 == 0, tables=tables)
+        check_search(rules, state, 2 + i % 2, WEIGHTS, uneven, use_tt=i % 2 == 1, tables=tables,
+                     evaluate_finished=True)
+    wide = Rules(WIDE, 6, "total")
+    wide_tables = SearchTables(WIDE, tt_bits=10)
+    for i, state in enumerate(live_positions(wide, seed=2, count=2, max_plies=8)):
+        check_search(wide, state, 1 + i, WEIGHTS, k_utility(WIDE.cells, "0.6"), use_tt=True, tables=wide_tables)
+        result = Searcher(wide, vector(*WEIGHTS), tables=wide_tables).search(state, 1)
+        assert result.nodes == len(wide.legal_moves(state))  # one node per root move at depth 1

@@ -50,11 +50,12 @@ demo: venv numba-cache sandbox-tools
 	$(VENV)/bin/arena demo
 
 # lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles);
-# ruff lints and mypy checks types (both configured in pyproject.toml: mypy is strict on engine/,
+# ruff lints, `ruff format --check` fails on unformatted code (run `ruff format .`), and mypy checks types (both configured in pyproject.toml: mypy is strict on engine/,
 # harness/records/ and harness/models/).
 test: venv numba-cache sandbox-tools browser-tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -n 2
 	$(MAKE) --no-print-directory coverage-floor

@@ -85,8 +85,9 @@ def weightnet(population: np.ndarray, inputs: np.ndarray, hidden: int) -> np.nda
     """WeightNet outputs ``[individual, input row, term]`` for parameter rows ``population`` and rows of ``inputs``."""
     population = np.atleast_2d(population)
     if population.shape[1] != parameter_count(hidden):
-        raise ValueError(f"WeightNet with {hidden} hidden units has {parameter_count(hidden)} parameters, "
-                         f"got vectors of {population.shape[1]}")
+        raise ValueError(
+            f"WeightNet with {hidden} hidden units has {parameter_count(hidden)} parameters, got vectors of {population.shape[1]}"
+        )
     n, terms = population.shape[0], len(UTILITY_TERMS)
     cut = np.cumsum([INPUTS * hidden, hidden, hidden * terms])
     w1 = population[:, : cut[0]].reshape(n, INPUTS, hidden)
@@ -114,8 +115,7 @@ def count_inputs(layout: Layout, pairs: np.ndarray) -> np.ndarray:
 
 def ensemble_outputs(population: np.ndarray, inputs: np.ndarray, hidden: int) -> np.ndarray:
     """B.3: per input row, the mean of the population's L1-normalised WeightNet outputs, shape ``(rows, 4)``."""
-    parts = [ensemble_weights(weightnet(population, inputs[start : start + _CHUNK], hidden))
-             for start in range(0, len(inputs), _CHUNK)]
+    parts = [ensemble_weights(weightnet(population, inputs[start : start + _CHUNK], hidden)) for start in range(0, len(inputs), _CHUNK)]
     return np.concatenate(parts) if parts else np.zeros((0, len(UTILITY_TERMS)))
 
 
@@ -186,8 +186,15 @@ class AdaptiveMinimaxAgent(Agent):
     name = "adaptive-minimax"
 
     def __init__(
-        self, context: AgentContext, rng: np.random.Generator, population: int = 100, generations: int = 20,
-        sigma: float = 0.1, train_depth: int = 3, eval_depth: int = 5, hidden: int = 8,
+        self,
+        context: AgentContext,
+        rng: np.random.Generator,
+        population: int = 100,
+        generations: int = 20,
+        sigma: float = 0.1,
+        train_depth: int = 3,
+        eval_depth: int = 5,
+        hidden: int = 8,
         value_table: Callable[[Layout], np.ndarray] | None = None,
     ) -> None:
         super().__init__(context, rng)

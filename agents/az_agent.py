@@ -41,19 +41,29 @@ CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 @register(
     "az",
     "AlphaZero-style network (depthwise-separable, fully convolutional; self-play on randomized boards) with PUCT search",
-    {"seconds": Param(float, 10.0, "thinking time per game in seconds (the seed paper's limit: 10)"),
-     "simulations": Param(int, 2000, "most PUCT simulations per move (the time share usually ends a search first)"),
-     "clock": Param(str, "cpu", "what the thinking time counts: cpu (this process's CPU time) or wall"),
-     "leaves": Param(int, 8, "leaves valued per network call (virtual loss); 1: one simulation at a time"),
-     "weights": Param(str, "", "a .pt from `arena train az` (default: the shipped agents/data/az.pt)")},
+    {
+        "seconds": Param(float, 10.0, "thinking time per game in seconds (the seed paper's limit: 10)"),
+        "simulations": Param(int, 2000, "most PUCT simulations per move (the time share usually ends a search first)"),
+        "clock": Param(str, "cpu", "what the thinking time counts: cpu (this process's CPU time) or wall"),
+        "leaves": Param(int, 8, "leaves valued per network call (virtual loss); 1: one simulation at a time"),
+        "weights": Param(str, "", "a .pt from `arena train az` (default: the shipped agents/data/az.pt)"),
+    },
 )
 class AzAgent(Agent):
     """PUCT with the network's priors and values; the most visited move within the time share."""
 
     name = "az"
 
-    def __init__(self, context: AgentContext, rng: np.random.Generator, seconds: float = 10.0,
-                 simulations: int = 2000, clock: str = "cpu", leaves: int = 8, weights: str = "") -> None:
+    def __init__(
+        self,
+        context: AgentContext,
+        rng: np.random.Generator,
+        seconds: float = 10.0,
+        simulations: int = 2000,
+        clock: str = "cpu",
+        leaves: int = 8,
+        weights: str = "",
+    ) -> None:
         super().__init__(context, rng)
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
             raise ValueError(f"az seconds={seconds!r}: give a thinking time per game > 0")

@@ -60,7 +60,7 @@ def stack_planes(planes: list[np.ndarray]) -> np.ndarray:
     cols = max(p.shape[2] for p in planes)
     batch = np.zeros((len(planes), PLANES, rows, cols), dtype=np.float32)
     for i, p in enumerate(planes):
-        batch[i, :, :p.shape[1], :p.shape[2]] = p
+        batch[i, :, : p.shape[1], : p.shape[2]] = p
     return batch
 
 
@@ -96,7 +96,7 @@ class AzNet(nn.Module):
         self.value_out = nn.Linear(c, 1)
 
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        mask = planes[:, PLANES - 1:PLANES]
+        mask = planes[:, PLANES - 1 : PLANES]
         x = torch.relu(self.stem_norm(self.stem(planes))) * mask
         for block in self.blocks:
             x = block(x, mask)
@@ -115,7 +115,7 @@ def predict(net: AzNet, planes: list[np.ndarray]) -> tuple[list[np.ndarray], np.
     with torch.inference_mode():
         logits, values = net(torch.from_numpy(batch))
     grid = logits.numpy().reshape(len(planes), batch.shape[2], batch.shape[3])
-    return [grid[i, :p.shape[1], :p.shape[2]].reshape(-1) for i, p in enumerate(planes)], values.numpy().copy()
+    return [grid[i, : p.shape[1], : p.shape[2]].reshape(-1) for i, p in enumerate(planes)], values.numpy().copy()
 
 
 def layout_planes(layout: Layout) -> np.ndarray:

@@ -108,7 +108,7 @@ def training_layout(rng: np.random.Generator) -> Layout:
     if rng.random() < 0.25:
         return standard_layout(side, side)
     blocked = int(rng.integers(1, 7))
-    return random_layout(rng, rows=side, cols=side, obstacle_density=blocked / side ** 2)
+    return random_layout(rng, rows=side, cols=side, obstacle_density=blocked / side**2)
 
 
 def self_play(net: AzNet, config: AzTrainConfig, rng: np.random.Generator) -> tuple[list[Sample], int]:
@@ -168,8 +168,7 @@ def augment(sample: Sample, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return grids[0], grids[1], grids[2]
 
 
-def train_batch(net: AzNet, optimizer: torch.optim.Optimizer, batch: list[Sample],
-                rng: np.random.Generator) -> tuple[float, float]:
+def train_batch(net: AzNet, optimizer: torch.optim.Optimizer, batch: list[Sample], rng: np.random.Generator) -> tuple[float, float]:
     """One Adam step on ``batch`` (augmented); returns (policy loss, value loss)."""
     net.train()
     views = [augment(sample, rng) for sample in batch]
@@ -178,8 +177,8 @@ def train_batch(net: AzNet, optimizer: torch.optim.Optimizer, batch: list[Sample
     legal = np.zeros((len(batch), rows, cols), dtype=bool)
     target = np.zeros((len(batch), rows, cols), dtype=np.float32)
     for i, (grid, mask, policy) in enumerate(views):
-        legal[i, :grid.shape[0], :grid.shape[1]] = mask
-        target[i, :grid.shape[0], :grid.shape[1]] = policy
+        legal[i, : grid.shape[0], : grid.shape[1]] = mask
+        target[i, : grid.shape[0], : grid.shape[1]] = policy
     logits, values = net(torch.from_numpy(planes))
     logits = logits.masked_fill(~torch.from_numpy(legal.reshape(len(batch), -1)), -1e9)
     policy_loss = -(torch.from_numpy(target.reshape(len(batch), -1)) * torch.log_softmax(logits, dim=1)).sum(1).mean()
@@ -191,8 +190,9 @@ def train_batch(net: AzNet, optimizer: torch.optim.Optimizer, batch: list[Sample
     return float(policy_loss.item()), float(value_loss.item())
 
 
-def train_az(config: AzTrainConfig, run_dir: Path, resume: bool = False,
-             on_round: Callable[[RoundReport], None] | None = None) -> tuple[AzNet, list[RoundReport]]:
+def train_az(
+    config: AzTrainConfig, run_dir: Path, resume: bool = False, on_round: Callable[[RoundReport], None] | None = None
+) -> tuple[AzNet, list[RoundReport]]:
     """Train for ``config.rounds`` rounds (or ``config.seconds``), checkpointing to ``run_dir`` after each.
 
     torch runs on one thread (its thread pool spins badly on a shared, loaded CPU).
@@ -221,14 +221,21 @@ def train_az(config: AzTrainConfig, run_dir: Path, resume: bool = False,
         rng = np.random.default_rng([config.seed, round_number])
         samples, games = self_play(net, config, rng)
         buffer.extend(samples)
-        losses = [train_batch(net, optimizer, [buffer[int(k)] for k in rng.integers(len(buffer), size=config.batch)], rng)
-                  for _ in range(config.steps)]
+        losses = [
+            train_batch(net, optimizer, [buffer[int(k)] for k in rng.integers(len(buffer), size=config.batch)], rng)
+            for _ in range(config.steps)
+        ]
         net.eval()
-        report = RoundReport(round_number, games, len(samples), float(np.mean([p for p, _ in losses])),
-                             float(np.mean([v for _, v in losses])), time.perf_counter() - start)
+        report = RoundReport(
+            round_number,
+            games,
+            len(samples),
+            float(np.mean([p for p, _ in losses])),
+            float(np.mean([v for _, v in losses])),
+            time.perf_counter() - start,
+        )
         reports.append(report)
-        save_net(net, checkpoint, round=round_number, seconds=report.seconds, optimizer=optimizer.state_dict(),
-                 train_config=asdict(config))
+        save_net(net, checkpoint, round=round_number, seconds=report.seconds, optimizer=optimizer.state_dict(), train_config=asdict(config))
         if on_round is not None:
             on_round(report)
     net.eval()

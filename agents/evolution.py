@@ -117,8 +117,10 @@ def plus_selection(population: np.ndarray, fitness: np.ndarray, parents: int) ->
     population = np.asarray(population, dtype=np.float64)
     fitness = np.asarray(fitness, dtype=np.float64)
     if population.ndim != 2 or fitness.shape != (population.shape[0],) or not 1 <= parents <= population.shape[0]:
-        raise ValueError(f"plus_selection: {population.shape[0]} rows with {fitness.shape} fitness values, "
-                         f"parents={parents}: give one fitness per row and 1 <= parents <= rows")
+        raise ValueError(
+            f"plus_selection: {population.shape[0]} rows with {fitness.shape} fitness values, "
+            f"parents={parents}: give one fitness per row and 1 <= parents <= rows"
+        )
     order = np.argsort(-fitness, kind="stable")[:parents]
     return population[order], fitness[order]
 

@@ -38,13 +38,7 @@ import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move, placements
 from agents.interval_belief import HALF, KInterval, outcome_table, probe_target
-from agents.search.api import (
-    SearchResult,
-    SearchTables,
-    empties,
-    search_position,
-    solve_position,
-)
+from agents.search.api import SearchResult, SearchTables, empties, search_position, solve_position
 from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
 from agents.spec import Param, register
@@ -59,8 +53,7 @@ BROAD_MAJORITY_WEIGHTS = MappingProxyType(dict(DEFAULT_WEIGHTS))
 MODERATE_MAJORITY_WEIGHTS = MappingProxyType({"discs": -1.0, "stability": 0.0})
 NARROW_MAJORITY_WEIGHTS = MappingProxyType({"discs": -3.0, "stability": -3.0, "corners": 6.0, "positional": 6.0})
 NARROW_MINORITY_WEIGHTS = MappingProxyType({"discs": -3.0, "stability": -3.0, "corners": 0.0, "positional": 0.0})
-BROAD_MINORITY_WEIGHTS = MappingProxyType(
-    {"discs": -6.0, "stability": -6.0, "corners": -6.0, "positional": -6.0, "corner_closeness": 0.0})
+BROAD_MINORITY_WEIGHTS = MappingProxyType({"discs": -6.0, "stability": -6.0, "corners": -6.0, "positional": -6.0, "corner_closeness": 0.0})
 LIMITED_MAJORITY_WEIGHTS = MappingProxyType({name: 10.0 if name == "discs" else 0.0 for name in FEATURES})
 BROAD_SHARE = Fraction(7, 10)  # the middle of the winning shares beyond this (or below 1 - it): a broad regime
 MODERATE_SHARE = Fraction(3, 5)  # a majority regime whose middle share lies below this is narrow
@@ -69,8 +62,7 @@ STEERING_GAIN = 4.0  # probe disc weight per unit of (target share - 1/2)
 DOMINATE_STYLES = (
     MappingProxyType(DEFAULT_WEIGHTS | {"discs": 5.0}),
     MappingProxyType({name: {"discs": 10.0, "mobility": 6.0}.get(name, 0.0) for name in FEATURES}),
-    MappingProxyType({name: {"discs": 4.0, "corners": 12.0, "positional": 12.0, "stability": 12.0}.get(name, 0.0)
-                      for name in FEATURES}),
+    MappingProxyType({name: {"discs": 4.0, "corners": 12.0, "positional": 12.0, "stability": 12.0}.get(name, 0.0) for name in FEATURES}),
 )
 
 
@@ -189,8 +181,7 @@ class Searcher:
     def analyse(self, rules: Rules, state: State) -> SearchResult:
         """The search or, close enough to the end, the exact solve of ``state`` for its mover."""
         remaining = remaining_placements(rules, state)
-        if remaining <= (self.endgame if rules.turn_limit is None else self.limit_plies) or self._small_tree(
-                rules, state, remaining):
+        if remaining <= (self.endgame if rules.turn_limit is None else self.limit_plies) or self._small_tree(rules, state, remaining):
             return solve_position(rules, state, self.utility, tables=self.tables)
         depth, previous = self.depth, 0
         result = self._search(rules, state, depth)
@@ -231,8 +222,19 @@ class IntervalConfig:
     margin: float = 0.01
 
     def __post_init__(self) -> None:
-        least = {"depth": 1, "endgame": 0, "nodes": 0, "limit_depth": 1, "limit_plies": 0, "exact_nodes": 0, "probes": 0,
-                 "patience": 1, "probe_depth": 1, "probe_endgame": 0, "probe_nodes": 0}
+        least = {
+            "depth": 1,
+            "endgame": 0,
+            "nodes": 0,
+            "limit_depth": 1,
+            "limit_plies": 0,
+            "exact_nodes": 0,
+            "probes": 0,
+            "patience": 1,
+            "probe_depth": 1,
+            "probe_endgame": 0,
+            "probe_nodes": 0,
+        }
         for name, minimum in least.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -254,23 +256,25 @@ class SteeringPolicy:
         return self.searcher.move(observation, self.rng)
 
 
-PARAM_HELP = MappingProxyType({
-    "depth": "midgame search depth in plies (the least: see nodes)",
-    "endgame": "solve exactly at or below this many empty cells",
-    "nodes": "search a ply deeper while that should stay within this many nodes (0: fixed depth)",
-    "limit_depth": "the least search depth under a turn limit (short games)",
-    "limit_plies": "under a turn limit: solve exactly when at most this many placements remain",
-    "exact_nodes": (
-        "under a turn limit: also solve exactly with at most 2 x limit_plies placements left "
-        "when (legal moves) ** (placements left / 2) is at most this (0: never)"
-    ),
-    "probes": "probe (self-play) games stop once the arena has played this many",
-    "patience": "stop probing after this many probes in a row that left the interval unchanged",
-    "probe_depth": "search depth of the probe games",
-    "probe_endgame": "probe games: solve exactly at or below this many empty cells",
-    "probe_nodes": "probe games: node budget for deeper searches (0: fixed depth)",
-    "margin": "tie-break weight towards the middle of the best final shares",
-})
+PARAM_HELP = MappingProxyType(
+    {
+        "depth": "midgame search depth in plies (the least: see nodes)",
+        "endgame": "solve exactly at or below this many empty cells",
+        "nodes": "search a ply deeper while that should stay within this many nodes (0: fixed depth)",
+        "limit_depth": "the least search depth under a turn limit (short games)",
+        "limit_plies": "under a turn limit: solve exactly when at most this many placements remain",
+        "exact_nodes": (
+            "under a turn limit: also solve exactly with at most 2 x limit_plies placements left "
+            "when (legal moves) ** (placements left / 2) is at most this (0: never)"
+        ),
+        "probes": "probe (self-play) games stop once the arena has played this many",
+        "patience": "stop probing after this many probes in a row that left the interval unchanged",
+        "probe_depth": "search depth of the probe games",
+        "probe_endgame": "probe games: solve exactly at or below this many empty cells",
+        "probe_nodes": "probe games: node budget for deeper searches (0: fixed depth)",
+        "margin": "tie-break weight towards the middle of the best final shares",
+    }
+)
 
 
 @register(
@@ -320,8 +324,9 @@ class IntervalAgent(Agent):
         """A best move for the belief's utility (search, or the exact solve near the end)."""
         config, plan = self.config, self.plan
         depth = config.depth if self.rules.turn_limit is None else config.limit_depth
-        searcher = Searcher(self.tables, plan.utility, plan.weights, depth, config.endgame, config.limit_plies,
-                            config.nodes, config.exact_nodes)
+        searcher = Searcher(
+            self.tables, plan.utility, plan.weights, depth, config.endgame, config.limit_plies, config.nodes, config.exact_nodes
+        )
         return searcher.move(observation, self.rng)
 
     # --- adapting --------------------------------------------------------------------------------
@@ -354,8 +359,9 @@ class IntervalAgent(Agent):
         return probe_policies(self.rules, self.tables, self.config, self.rng, share, index, random_plies)
 
 
-def probe_policies(rules: Rules, tables: SearchTables, config: IntervalConfig, rng: np.random.Generator, share: float,
-                   index: int, random_plies: int) -> tuple[SteeringPolicy, SteeringPolicy]:
+def probe_policies(
+    rules: Rules, tables: SearchTables, config: IntervalConfig, rng: np.random.Generator, share: float, index: int, random_plies: int
+) -> tuple[SteeringPolicy, SteeringPolicy]:
     """Black's and white's policies for probe ``index``: one colour (black when even) should end with ``share``.
 
     Successive probes alternate the colours and cycle the steering styles (:func:`steering_weights`);
@@ -366,7 +372,14 @@ def probe_policies(rules: Rules, tables: SearchTables, config: IntervalConfig, r
     cells = rules.layout.cells
     policies = []
     for own_share in (black_share, 1.0 - black_share):
-        searcher = Searcher(tables, ratio_utility(cells, own_share), steering_weights(own_share, index // 2),
-                            config.probe_depth, config.probe_endgame, config.limit_plies, config.probe_nodes)
+        searcher = Searcher(
+            tables,
+            ratio_utility(cells, own_share),
+            steering_weights(own_share, index // 2),
+            config.probe_depth,
+            config.probe_endgame,
+            config.limit_plies,
+            config.probe_nodes,
+        )
         policies.append(SteeringPolicy(searcher, rng, own_share, random_plies))
     return policies[0], policies[1]

@@ -175,8 +175,9 @@ class KInterval:
         )
 
 
-def _tighter(a: Fraction | None, a_closed: bool, b: Fraction | None, b_closed: bool,
-             pick: Callable[[Fraction, Fraction], Fraction]) -> tuple[Fraction | None, bool]:
+def _tighter(
+    a: Fraction | None, a_closed: bool, b: Fraction | None, b_closed: bool, pick: Callable[[Fraction, Fraction], Fraction]
+) -> tuple[Fraction | None, bool]:
     """The tighter of two ends (``pick`` = max for lower ends, min for upper ends); open wins a tie."""
     if a is None:
         return b, b_closed

@@ -60,8 +60,14 @@ class SearchResult(NamedTuple):
 
 
 def search(
-    rules: Rules, table: np.ndarray, state: State, n: int, c: float = 1.4,
-    rollout_turns: int = 30, paper_compat: bool = False, seed: int = 1,
+    rules: Rules,
+    table: np.ndarray,
+    state: State,
+    n: int,
+    c: float = 1.4,
+    rollout_turns: int = 30,
+    paper_compat: bool = False,
+    seed: int = 1,
 ) -> SearchResult:
     """Run ``n`` UCT simulations from ``state`` (mover to play) with the reward table ``table``.
 
@@ -70,12 +76,22 @@ def search(
     """
     geometry = rules.geometry
     moves, visits, values = mcts_search(
-        geometry.words(state.own), geometry.words(state.opponent),
-        state.placed(state.to_move), state.placed(1 - state.to_move), *rules.limit_args,
-        geometry.kernel_args, table, n, float(c), rollout_turns, paper_compat, np.uint64(seed),
+        geometry.words(state.own),
+        geometry.words(state.opponent),
+        state.placed(state.to_move),
+        state.placed(1 - state.to_move),
+        *rules.limit_args,
+        geometry.kernel_args,
+        table,
+        n,
+        float(c),
+        rollout_turns,
+        paper_compat,
+        np.uint64(seed),
     )
     return SearchResult(
-        tuple(int(m) for m in moves), tuple(int(v) for v in visits),
+        tuple(int(m) for m in moves),
+        tuple(int(v) for v in visits),
         tuple(float(total) / int(count) if count else 0.0 for total, count in zip(values, visits)),
     )
 
@@ -98,8 +114,13 @@ class MctsAgent(Agent):
     privileged = True
 
     def __init__(
-        self, context: AgentContext, rng: np.random.Generator, n: int = 100, c: float = 1.4,
-        rollout_turns: int = 30, paper_compat: bool = False,
+        self,
+        context: AgentContext,
+        rng: np.random.Generator,
+        n: int = 100,
+        c: float = 1.4,
+        rollout_turns: int = 30,
+        paper_compat: bool = False,
     ) -> None:
         super().__init__(context, rng)
         _check_params(n, c, rollout_turns)
@@ -124,9 +145,7 @@ class MctsAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         seed = int(self.rng.integers(1, 2**63))
-        self.last_search = search(
-            self.rules, self.table, observation.state, self.n, self.c, self.rollout_turns, self.paper_compat, seed,
-        )
+        self.last_search = search(self.rules, self.table, observation.state, self.n, self.c, self.rollout_turns, self.paper_compat, seed)
         return choose(self.rng, self.last_search.most_visited())
 
 

@@ -20,13 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move
-from agents.search.api import (
-    SearchResult,
-    SearchTables,
-    empties,
-    search_position,
-    solve_position,
-)
+from agents.search.api import SearchResult, SearchTables, empties, search_position, solve_position
 from agents.search.endgame import check_utility, disc_difference_utility
 from agents.search.features import weights_array
 from agents.spec import Param, register
@@ -48,8 +42,13 @@ class MinimaxAgent(Agent):
     name = "minimax"
 
     def __init__(
-        self, context: AgentContext, rng: np.random.Generator, depth: int = 5, time: float = 0.0,
-        endgame: int = 12, weights: dict[str, float] | np.ndarray | None = None,
+        self,
+        context: AgentContext,
+        rng: np.random.Generator,
+        depth: int = 5,
+        time: float = 0.0,
+        endgame: int = 12,
+        weights: dict[str, float] | np.ndarray | None = None,
         utility: np.ndarray | None = None,
     ) -> None:
         super().__init__(context, rng)

@@ -63,7 +63,7 @@ class NetworkShape:
 
     @property
     def weights(self) -> int:
-        return self.orbits * 3 ** self.n
+        return self.orbits * 3**self.n
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,10 +76,12 @@ class NTupleNetwork:
 
     def __post_init__(self) -> None:
         luts = np.ascontiguousarray(self.luts, dtype=np.float64)
-        expected = (self.shape.orbits, 3 ** self.shape.n)
+        expected = (self.shape.orbits, 3**self.shape.n)
         if luts.shape != expected:
-            raise NTupleError(f"n-tuple weights of shape {luts.shape} do not fit all-{self.shape.n} on "
-                              f"{self.layout.name or self.layout.describe()}: expected {expected}")
+            raise NTupleError(
+                f"n-tuple weights of shape {luts.shape} do not fit all-{self.shape.n} on "
+                f"{self.layout.name or self.layout.describe()}: expected {expected}"
+            )
         luts.flags.writeable = False
         object.__setattr__(self, "luts", luts)
 
@@ -95,8 +97,7 @@ class NTupleNetwork:
 
 def board_codes(own: int, opponent: int, cells: int) -> np.ndarray:
     """Cell codes (int64, ``cells``): 2 own disc, 0 opponent disc, 1 otherwise."""
-    return np.where(mask_cells(own, cells), OWN_CODE,
-                    np.where(mask_cells(opponent, cells), OPPONENT_CODE, EMPTY_CODE)).astype(np.int64)
+    return np.where(mask_cells(own, cells), OWN_CODE, np.where(mask_cells(opponent, cells), OPPONENT_CODE, EMPTY_CODE)).astype(np.int64)
 
 
 def tuple_indices(codes: np.ndarray, expansions: np.ndarray) -> np.ndarray:
@@ -125,8 +126,7 @@ def straight_tuples(layout: Layout, n: int) -> list[tuple[int, ...]]:
         for col in range(layout.cols):
             for d_row, d_col in STRAIGHT_DIRECTIONS:
                 cells = [(row + j * d_row, col + j * d_col) for j in range(n)]
-                if all(0 <= r < layout.rows and 0 <= c < layout.cols and (r, c) not in layout.obstacles
-                       for r, c in cells):
+                if all(0 <= r < layout.rows and 0 <= c < layout.cols and (r, c) not in layout.obstacles for r, c in cells):
                     found.append(tuple(layout.index(cell) for cell in cells))
     return found
 
@@ -159,7 +159,7 @@ def network_shape(layout: Layout, n: int = 2, symmetric: bool = True) -> Network
 def zero_network(layout: Layout, n: int = 2) -> NTupleNetwork:
     """A network with every weight 0 (its agent plays at random)."""
     shape = network_shape(layout, n)
-    return NTupleNetwork(layout, shape, np.zeros((shape.orbits, 3 ** n)))
+    return NTupleNetwork(layout, shape, np.zeros((shape.orbits, 3**n)))
 
 
 # --- weights on disk ----------------------------------------------------------------------------
@@ -181,8 +181,12 @@ def save_network(network: NTupleNetwork, path: str | Path, **metadata: float | i
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays: dict[str, np.ndarray] = {key: np.asarray(value) for key, value in metadata.items()}
-    arrays.update(luts=network.luts.astype(np.float32), n=np.asarray(network.n),
-                  layout_key=np.asarray(layout_key(network.layout)), format_version=np.asarray(FORMAT_VERSION))
+    arrays.update(
+        luts=network.luts.astype(np.float32),
+        n=np.asarray(network.n),
+        layout_key=np.asarray(layout_key(network.layout)),
+        format_version=np.asarray(FORMAT_VERSION),
+    )
     with path.open("wb") as handle:
         np.savez_compressed(handle, **arrays)  # type: ignore[arg-type]
     return path
@@ -195,7 +199,8 @@ def load_network(layout: Layout, path: str | Path | None = None) -> NTupleNetwor
         if not source.is_file():
             raise NTupleError(
                 f"no shipped n-tuple weights for {layout.name or layout.describe()} "
-                f"(the 7 benchmark layouts have them): train some with `arena train ntuple`")
+                f"(the 7 benchmark layouts have them): train some with `arena train ntuple`"
+            )
     else:
         source = Path(path)
         if not source.is_file():
@@ -206,8 +211,7 @@ def load_network(layout: Layout, path: str | Path | None = None) -> NTupleNetwor
     except (OSError, ValueError, KeyError) as error:
         raise NTupleError(f"{source}: not n-tuple weights from `arena train ntuple` ({type(error).__name__})") from None
     if key != layout_key(layout):
-        raise NTupleError(f"{source}: these weights were trained on another layout than "
-                          f"{layout.name or layout.describe()}")
+        raise NTupleError(f"{source}: these weights were trained on another layout than {layout.name or layout.describe()}")
     return NTupleNetwork(layout, network_shape(layout, n), luts)
 
 

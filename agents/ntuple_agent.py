@@ -30,16 +30,19 @@ TIE_TOLERANCE = 1e-9
 @register(
     "ntuple",
     "All-2 n-tuple network (Jaskowski 2014; shipped weights per benchmark layout): 1-ply, or alpha-beta at depth > 1",
-    {"depth": Param(int, 1, "search depth in plies (1: the paper's 1-ply player)"),
-     "weights": Param(str, "", "an .npz from `arena train ntuple` for this layout (default: the shipped weights)")},
+    {
+        "depth": Param(int, 1, "search depth in plies (1: the paper's 1-ply player)"),
+        "weights": Param(str, "", "an .npz from `arena train ntuple` for this layout (default: the shipped weights)"),
+    },
 )
 class NTupleAgent(Agent):
     """The best placement by the network, 1-ply or by a depth-limited alpha-beta; ties by the agent's generator."""
 
     name = "ntuple"
 
-    def __init__(self, context: AgentContext, rng: np.random.Generator, depth: int = 1,
-                 network: NTupleNetwork | None = None, weights: str = "") -> None:
+    def __init__(
+        self, context: AgentContext, rng: np.random.Generator, depth: int = 1, network: NTupleNetwork | None = None, weights: str = ""
+    ) -> None:
         super().__init__(context, rng)
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"ntuple depth={depth!r}: give a whole number >= 1")

@@ -30,13 +30,22 @@ Score = Callable[[np.ndarray, int, int], float]
 
 def unit_rms(theta: np.ndarray) -> np.ndarray:
     """``theta`` scaled to root-mean-square 1 (all zeros stay zeros)."""
-    rms = float(np.sqrt(np.mean(theta ** 2)))
+    rms = float(np.sqrt(np.mean(theta**2)))
     return theta / rms if rms > 0 else theta.copy()
 
 
-def nes_ascent(theta: np.ndarray, score: Score, pairs: int, games: int, sigma: float, rate: float,
-               rng: np.random.Generator, keep_going: Callable[[int], bool],
-               check: Callable[[int, np.ndarray], float], check_every: int = 10) -> tuple[np.ndarray, float, int]:
+def nes_ascent(
+    theta: np.ndarray,
+    score: Score,
+    pairs: int,
+    games: int,
+    sigma: float,
+    rate: float,
+    rng: np.random.Generator,
+    keep_going: Callable[[int], bool],
+    check: Callable[[int, np.ndarray], float],
+    check_every: int = 10,
+) -> tuple[np.ndarray, float, int]:
     """Ascend the score from ``theta`` while ``keep_going(step)``; returns (best checked theta, its check, steps)."""
     theta = unit_rms(np.asarray(theta, dtype=np.float64).ravel())
     first, second = np.zeros_like(theta), np.zeros_like(theta)
@@ -52,8 +61,8 @@ def nes_ascent(theta: np.ndarray, score: Score, pairs: int, games: int, sigma: f
             differences[i] = score(theta + sigma * noise[i], games, seed) - score(theta - sigma * noise[i], games, seed)
         gradient = (differences[:, None] * noise).sum(axis=0) / (2 * pairs * sigma)
         first = beta1 * first + (1 - beta1) * gradient
-        second = beta2 * second + (1 - beta2) * gradient ** 2
-        corrected = first / (1 - beta1 ** step) / (np.sqrt(second / (1 - beta2 ** step)) + ADAM_EPSILON)
+        second = beta2 * second + (1 - beta2) * gradient**2
+        corrected = first / (1 - beta1**step) / (np.sqrt(second / (1 - beta2**step)) + ADAM_EPSILON)
         theta = unit_rms(theta + rate * corrected)
         if step % check_every == 0:
             value = check(step, theta)

@@ -85,8 +85,17 @@ class NTupleTrainConfig:
             raise NTupleTrainError(f"method={self.method!r}: choose one of {', '.join(METHODS)}")
         if self.opponent not in OPPONENTS:
             raise NTupleTrainError(f"opponent={self.opponent!r}: choose one of {', '.join(OPPONENTS)}")
-        for name, minimum in (("n", 1), ("games", 0), ("eval_every", 1), ("eval_games", 1), ("generations", 0),
-                              ("es_games", 1), ("nes_pairs", 1), ("nes_games", 1), ("seed", 0)):
+        for name, minimum in (
+            ("n", 1),
+            ("games", 0),
+            ("eval_every", 1),
+            ("eval_games", 1),
+            ("generations", 0),
+            ("es_games", 1),
+            ("nes_pairs", 1),
+            ("nes_games", 1),
+            ("seed", 0),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise NTupleTrainError(f"{name}={value!r}: give a whole number >= {minimum}")
@@ -136,18 +145,21 @@ class LeagueBoard:
     @classmethod
     def of(cls, layout: Layout) -> LeagueBoard:
         geometry = geometry_of(layout)
-        return cls(layout, geometry.kernel_args, geometry.words(layout.mask(layout.black)),
-                   geometry.words(layout.mask(layout.white)), np.ascontiguousarray(positional_table(layout)))
+        return cls(
+            layout,
+            geometry.kernel_args,
+            geometry.words(layout.mask(layout.black)),
+            geometry.words(layout.mask(layout.white)),
+            np.ascontiguousarray(positional_table(layout)),
+        )
 
     def score(self, net: tuple, double_games: int, seed: int, epsilon: float = LEAGUE_EPSILON) -> float:
         """League score (0-1) of the kernel network ``net`` over ``double_games`` double games."""
-        points = league_points(net, self.table, double_games, epsilon, self.black, self.white, self.geo,
-                               self.layout.cells, np.uint64(seed))
+        points = league_points(net, self.table, double_games, epsilon, self.black, self.white, self.geo, self.layout.cells, np.uint64(seed))
         return float(points) / (2 * double_games)
 
 
-def league_score(network: NTupleNetwork, double_games: int = 50, seed: int = 0,
-                 epsilon: float = LEAGUE_EPSILON) -> float:
+def league_score(network: NTupleNetwork, double_games: int = 50, seed: int = 0, epsilon: float = LEAGUE_EPSILON) -> float:
     """The League score of a network on its layout (module docstring), from ``seed``."""
     return LeagueBoard.of(network.layout).score(kernel_net(network), double_games, seed, epsilon)
 
@@ -164,9 +176,11 @@ def train_ntuple(layout: Layout, config: NTupleTrainConfig, progress: Progress |
     board = LeagueBoard.of(layout)
     rng = np.random.default_rng(config.seed)
     start = time.perf_counter()
-    if config.init is not None and config.init.shape != (shape.orbits, 3 ** shape.n):
-        raise NTupleTrainError(f"initial weights of shape {config.init.shape} do not fit all-{shape.n} on "
-                               f"{layout.name or layout.describe()}: expected {(shape.orbits, 3 ** shape.n)}")
+    if config.init is not None and config.init.shape != (shape.orbits, 3**shape.n):
+        raise NTupleTrainError(
+            f"initial weights of shape {config.init.shape} do not fit all-{shape.n} on "
+            f"{layout.name or layout.describe()}: expected {(shape.orbits, 3**shape.n)}"
+        )
     if config.method == "td":
         luts, score, curve, games = _train_td(board, shape, config, rng, start, progress)
     elif config.method == "es":
@@ -186,7 +200,7 @@ def _out_of_time(config: NTupleTrainConfig, start: float) -> bool:
 
 
 def _train_td(board, shape, config, rng, start, progress):
-    luts = np.zeros((shape.orbits, 3 ** shape.n)) if config.init is None else config.init.astype(np.float64)
+    luts = np.zeros((shape.orbits, 3**shape.n)) if config.init is None else config.init.astype(np.float64)
     net = (shape.expansions, shape.orbit, luts)
     eval_seed = _seed(rng)
     best_luts, best = luts.copy(), board.score(net, config.eval_games, eval_seed)
@@ -195,8 +209,19 @@ def _train_td(board, shape, config, rng, start, progress):
     played = 0
     while played < config.games and not _out_of_time(config, start):
         chunk = min(config.eval_every, config.games - played)
-        seed = td_games(net, board.table, config.opponent == "wpc", chunk, config.alpha, config.epsilon,
-                        board.black, board.white, board.geo, board.layout.cells, seed)
+        seed = td_games(
+            net,
+            board.table,
+            config.opponent == "wpc",
+            chunk,
+            config.alpha,
+            config.epsilon,
+            board.black,
+            board.white,
+            board.geo,
+            board.layout.cells,
+            seed,
+        )
         played += chunk
         score = board.score(net, config.eval_games, eval_seed)
         curve.append(CurvePoint(played, score, time.perf_counter() - start))
@@ -208,7 +233,7 @@ def _train_td(board, shape, config, rng, start, progress):
 
 
 def _train_es(board, shape, config, rng, start, progress):
-    size = shape.orbits * 3 ** shape.n
+    size = shape.orbits * 3**shape.n
     population = rng.uniform(-ES_INIT, ES_INIT, size=(ES_PARENTS + ES_OFFSPRING, size))
     parents = population[:ES_PARENTS]
     if config.init is not None:
@@ -221,8 +246,9 @@ def _train_es(board, shape, config, rng, start, progress):
             break
         population = plus_offspring(parents, ES_OFFSPRING, config.sigma, rng)
         games_seed = _seed(rng)
-        fitness = np.array([board.score((shape.expansions, shape.orbit, row.reshape(shape.orbits, -1)),
-                                        config.es_games, games_seed) for row in population])
+        fitness = np.array(
+            [board.score((shape.expansions, shape.orbit, row.reshape(shape.orbits, -1)), config.es_games, games_seed) for row in population]
+        )
         played += population.shape[0] * 2 * config.es_games
         parents, parent_fitness = plus_selection(population, fitness, ES_PARENTS)
         best, best_luts = float(parent_fitness[0]), parents[0].copy()
@@ -234,7 +260,7 @@ def _train_es(board, shape, config, rng, start, progress):
 
 def _train_nes(board, shape, config, rng, start, progress):
     """NES (agents.ntuple_nes) for ``generations`` steps or ``seconds``; checked on ``eval_games`` fixed double games."""
-    theta = rng.uniform(-ES_INIT, ES_INIT, shape.orbits * 3 ** shape.n) if config.init is None else config.init.ravel()
+    theta = rng.uniform(-ES_INIT, ES_INIT, shape.orbits * 3**shape.n) if config.init is None else config.init.ravel()
     eval_seed = _seed(rng)
     curve: list[CurvePoint] = []
     per_step = 4 * config.nes_pairs * config.nes_games
@@ -252,6 +278,7 @@ def _train_nes(board, shape, config, rng, start, progress):
     def keep_going(step):
         return step < config.generations and not _out_of_time(config, start)
 
-    best_theta, best, steps = nes_ascent(theta, score, config.nes_pairs, config.nes_games, config.nes_sigma,
-                                         config.nes_rate, rng, keep_going, check)
+    best_theta, best, steps = nes_ascent(
+        theta, score, config.nes_pairs, config.nes_games, config.nes_sigma, config.nes_rate, rng, keep_going, check
+    )
     return best_theta.reshape(shape.orbits, -1), best, curve, steps * per_step

@@ -136,15 +136,22 @@ def _kept(layout: Layout, cells: set[Cell], corners: set[Cell]) -> tuple[Cell, .
 def _rings(layout: Layout) -> dict[Cell, int]:
     """Chebyshev distance of each playable cell to the nearest blocked cell (1 = next to edge or obstacle)."""
     ring = {}
-    frontier = [cell for cell in _playable_cells(layout)
-                if any(not _playable(layout, cell[0] + dr, cell[1] + dc) for dr, dc in _KING_STEPS)]
+    frontier = [
+        cell for cell in _playable_cells(layout) if any(not _playable(layout, cell[0] + dr, cell[1] + dc) for dr, dc in _KING_STEPS)
+    ]
     depth = 1
     while frontier:
         for cell in frontier:
             ring[cell] = depth
         depth += 1
-        frontier = sorted({(r + dr, c + dc) for r, c in frontier for dr, dc in _KING_STEPS
-                           if _playable(layout, r + dr, c + dc) and (r + dr, c + dc) not in ring})
+        frontier = sorted(
+            {
+                (r + dr, c + dc)
+                for r, c in frontier
+                for dr, dc in _KING_STEPS
+                if _playable(layout, r + dr, c + dc) and (r + dr, c + dc) not in ring
+            }
+        )
     return ring
 
 

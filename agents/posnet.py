@@ -79,10 +79,9 @@ def init_params(count: int, rng: np.random.Generator) -> np.ndarray:
     Weights are N(0, 1/fan_in) (fan-in 50 for the 5 x 5 layer, 8 for the 1 x 1
     one) so the tanh units start in their linear range; biases start at 0.
     """
-    scales = np.concatenate([
-        np.full(_SIZES[0], (IN_PLANES * KERNEL * KERNEL) ** -0.5), np.zeros(HIDDEN),
-        np.full(HIDDEN, HIDDEN ** -0.5), np.zeros(1),
-    ])
+    scales = np.concatenate(
+        [np.full(_SIZES[0], (IN_PLANES * KERNEL * KERNEL) ** -0.5), np.zeros(HIDDEN), np.full(HIDDEN, HIDDEN**-0.5), np.zeros(1)]
+    )
     return rng.normal(size=(count, N_PARAMS)) * scales
 
 

@@ -20,16 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from engine.bits import (
-    ONE,
-    ZERO,
-    bb_any,
-    bb_bit,
-    bb_count,
-    bb_select,
-    bb_xor,
-    trailing_zeros,
-)
+from engine.bits import ONE, ZERO, bb_any, bb_bit, bb_count, bb_select, bb_xor, trailing_zeros
 from engine.geometry import geometry_of
 from engine.kernels import flips_of, legal_moves, place
 from engine.layout import Layout
@@ -116,7 +107,9 @@ def kernel_board(layout: Layout) -> KernelBoard:
     """The kernel arguments of a layout (a fresh ply buffer each call)."""
     geometry = geometry_of(layout)
     return KernelBoard(
-        geometry.kernel_args, geometry.words(layout.mask(layout.black)), geometry.words(layout.mask(layout.white)),
+        geometry.kernel_args,
+        geometry.words(layout.mask(layout.black)),
+        geometry.words(layout.mask(layout.white)),
         np.empty(2 * layout.cells + 1, dtype=np.int64),
     )
 
@@ -124,8 +117,9 @@ def kernel_board(layout: Layout) -> KernelBoard:
 def play_wpc_game(layout: Layout, black_table: np.ndarray, white_table: np.ndarray) -> WpcGame:
     """One game on ``layout`` (no turn limit) between two flat ``rows * cols`` tables, with its plies."""
     board = kernel_board(layout)
-    black, white, plies = wpc_game(_table(black_table, layout), _table(white_table, layout),
-                                   board.black, board.white, board.geo, board.plies)
+    black, white, plies = wpc_game(
+        _table(black_table, layout), _table(white_table, layout), board.black, board.white, board.geo, board.plies
+    )
     return WpcGame(int(black), int(white), tuple(int(move) for move in board.plies[:plies]))
 
 

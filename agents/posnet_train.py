@@ -74,9 +74,7 @@ class TrainConfig:
         _check_int("generations", self.generations, 0)
         _check_int("layouts", self.layouts, 1)
         _check_int("seed", self.seed, 0)
-        if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)) or not (
-            math.isfinite(self.sigma) and self.sigma >= 0
-        ):
+        if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)) or not (math.isfinite(self.sigma) and self.sigma >= 0):
             raise TrainConfigError(f"sigma={self.sigma!r}: give a finite mutation scale >= 0")
 
     @property
@@ -121,8 +119,9 @@ def train_posnet(config: TrainConfig, on_generation: GenerationHook | None = Non
     return TrainResult(population, config, config.games, time.perf_counter() - start)
 
 
-def generation_outcomes(population: np.ndarray, layouts: tuple[Layout, ...], boards: tuple[KernelBoard, ...],
-                        rng: np.random.Generator) -> np.ndarray:
+def generation_outcomes(
+    population: np.ndarray, layouts: tuple[Layout, ...], boards: tuple[KernelBoard, ...], rng: np.random.Generator
+) -> np.ndarray:
     """Each pair's match outcome from the first's side, on a drawn layout with drawn transforms.
 
     ``boards[i]`` holds the kernel arguments of ``layouts[i]``.
@@ -135,8 +134,7 @@ def generation_outcomes(population: np.ndarray, layouts: tuple[Layout, ...], boa
         layout, board = layouts[layout_id], boards[layout_id]
         first = value_table(population[i], layout, transforms[i])
         second = value_table(population[i + pairs], layout, transforms[i + pairs])
-        outcomes[i] = match_outcome((_reward(*disc_counts(board, first, second)),
-                                     -_reward(*disc_counts(board, second, first))))
+        outcomes[i] = match_outcome((_reward(*disc_counts(board, first, second)), -_reward(*disc_counts(board, second, first))))
     return outcomes
 
 

@@ -37,8 +37,11 @@ class ReferenceAgentAdapter(Agent):
     """
 
     def __init__(
-        self, inner: ReferenceStyleAgent, name: str | None = None,
-        context: AgentContext | None = None, rng: np.random.Generator | None = None,
+        self,
+        inner: ReferenceStyleAgent,
+        name: str | None = None,
+        context: AgentContext | None = None,
+        rng: np.random.Generator | None = None,
     ) -> None:
         if not callable(getattr(inner, "act", None)):
             raise TypeError(f"{type(inner).__name__} has no act(obs_planes, action_mask) method")

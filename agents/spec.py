@@ -45,8 +45,7 @@ ENTRY_ATTRIBUTE = "agent_entry"
 
 
 def register(
-    name: str, description: str, params: dict[str, Param] | None = None, privileged: bool = False,
-    model_driven: bool = False,
+    name: str, description: str, params: dict[str, Param] | None = None, privileged: bool = False, model_driven: bool = False
 ) -> Callable[[Callable[..., Agent]], Callable[..., Agent]]:
     """Decorator: ``factory(context, rng, **params)`` becomes the agent called ``name`` (its entry is attached to it)."""
 

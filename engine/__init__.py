@@ -9,7 +9,24 @@ from engine.rules import IllegalMoveError, Rules
 from engine.state import BLACK, PASS, WHITE, State
 
 __all__ = [
-    "BLACK", "PASS", "WHITE", "Condition", "ConditionError", "EnvKey", "EnvSpecError", "Environment", "IllegalMoveError", "Layout",
-    "LayoutError", "NotationError", "Rules", "State", "UnknownEnvironmentError", "all_envs", "format_move",
-    "make_env", "parse_move", "standard_layout",
+    "BLACK",
+    "PASS",
+    "WHITE",
+    "Condition",
+    "ConditionError",
+    "EnvKey",
+    "EnvSpecError",
+    "Environment",
+    "IllegalMoveError",
+    "Layout",
+    "LayoutError",
+    "NotationError",
+    "Rules",
+    "State",
+    "UnknownEnvironmentError",
+    "all_envs",
+    "format_move",
+    "make_env",
+    "parse_move",
+    "standard_layout",
 ]

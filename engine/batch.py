@@ -73,8 +73,31 @@ def _reset_games(lo, hi, own, opp, colour, placed, plies, legal, planes, masks, 
         _write_view(black0, white0, moves, obstacles, planes[i], masks[i], cells)
 
 
-def _step_games(lo, hi, own, opp, colour, placed, plies, legal, planes, masks, history, actions, status, actor, black_out, white_out,
-               black0, white0, obstacles, restart, turn_limit, counting, geo):
+def _step_games(
+    lo,
+    hi,
+    own,
+    opp,
+    colour,
+    placed,
+    plies,
+    legal,
+    planes,
+    masks,
+    history,
+    actions,
+    status,
+    actor,
+    black_out,
+    white_out,
+    black0,
+    white0,
+    obstacles,
+    restart,
+    turn_limit,
+    counting,
+    geo,
+):
     """One placement in each game ``i`` in ``lo..hi-1`` (``actions[i]``, a flat index).
 
     Afterwards a player without a legal move passes (recorded in ``history`` as -1).

@@ -65,9 +65,7 @@ def _leading_zeros_ir(typingctx, word):
 def _pdep_ir(typingctx, source, mask):
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
-        function = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(i64, [i64, i64]), "llvm.x86.bmi.pdep.64"
-        )
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]), "llvm.x86.bmi.pdep.64")
         return builder.call(function, args)
 
     return types.uint64(types.uint64, types.uint64), codegen

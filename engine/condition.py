@@ -49,9 +49,7 @@ class Condition:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ConditionError(f"turn_limit={self.turn_limit!r}: give a positive integer or None")
         if self.turn_counting not in TURN_COUNTINGS:
-            raise ConditionError(
-                f"turn_counting={self.turn_counting!r}: choose one of {', '.join(TURN_COUNTINGS)}"
-            )
+            raise ConditionError(f"turn_counting={self.turn_counting!r}: choose one of {', '.join(TURN_COUNTINGS)}")
 
     @property
     def interval(self) -> tuple[Fraction, Fraction]:

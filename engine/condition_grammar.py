@@ -60,14 +60,17 @@ class Family:
         return k < 0
 
 
-FAMILIES: dict[str, Family] = {family.name: family for family in (
-    Family("majority", Fraction(1001, 1000), Fraction(3, 2)),
-    Family("majority-below", Fraction(55, 100), Fraction(95, 100)),
-    Family("minority-above", Fraction(5, 100), Fraction(45, 100)),
-    Family("minority", Fraction(-1, 2), Fraction(-1, 1000)),
-    Family("majority-blitz", Fraction(1001, 1000), Fraction(3, 2), blitz=True),
-    Family("minority-blitz", Fraction(-1, 2), Fraction(-1, 1000), blitz=True),
-)}
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        Family("majority", Fraction(1001, 1000), Fraction(3, 2)),
+        Family("majority-below", Fraction(55, 100), Fraction(95, 100)),
+        Family("minority-above", Fraction(5, 100), Fraction(45, 100)),
+        Family("minority", Fraction(-1, 2), Fraction(-1, 1000)),
+        Family("majority-blitz", Fraction(1001, 1000), Fraction(3, 2), blitz=True),
+        Family("minority-blitz", Fraction(-1, 2), Fraction(-1, 1000), blitz=True),
+    )
+}
 PAPER_KS = frozenset({PAPER_MAJORITY, PAPER_MINORITY, Fraction(4, 5), Fraction(3, 5), Fraction(2, 5), Fraction(1, 5)})
 
 
@@ -77,8 +80,7 @@ def parse_value(text: str, where: str) -> Fraction:
     try:
         value = Fraction(body)
     except (ValueError, ZeroDivisionError):
-        raise ConditionError(f"{where}: {text!r} is not a number; write a decimal (0.7), a fraction (7/10) "
-                             "or a percentage (70%)") from None
+        raise ConditionError(f"{where}: {text!r} is not a number; write a decimal (0.7), a fraction (7/10) or a percentage (70%)") from None
     return value / 100 if percent else value
 
 
@@ -97,8 +99,7 @@ def parse_condition(text: str, turn_limit: int | None = None, turn_counting: str
     else:
         k = _parse_form(cleaned, where)
     if k == HALF:
-        raise ConditionError(f"{where}: K=0.5 leaves no winning share; write majority<K (K above 0.5) "
-                             "or minority>K (K below 0.5)")
+        raise ConditionError(f"{where}: K=0.5 leaves no winning share; write majority<K (K above 0.5) or minority>K (K below 0.5)")
     condition = Condition(k, turn_limit, turn_counting)
     return Condition(k, turn_limit, turn_counting, condition_spec(condition))
 
@@ -110,13 +111,23 @@ def _parse_form(cleaned: str, where: str) -> Fraction:
             continue
         k = parse_value(match.group(1), where)
         if head == "majority<" and not HALF < k <= ONE:
-            raise ConditionError(f"{where}: K={_number(k)} is outside majority<K's range 0.5 < K <= 1"
-                                 + (f" (for a share above {_number(k)} but below half, write minority>{_number(k)})"
-                                    if 0 <= k < HALF else " (above 1: write majority)"))
+            raise ConditionError(
+                f"{where}: K={_number(k)} is outside majority<K's range 0.5 < K <= 1"
+                + (
+                    f" (for a share above {_number(k)} but below half, write minority>{_number(k)})"
+                    if 0 <= k < HALF
+                    else " (above 1: write majority)"
+                )
+            )
         if head == "minority>" and not 0 <= k < HALF:
-            raise ConditionError(f"{where}: K={_number(k)} is outside minority>K's range 0 <= K < 0.5"
-                                 + (f" (for a share above half but below {_number(k)}, write majority<{_number(k)})"
-                                    if HALF < k <= ONE else " (below 0: write minority)"))
+            raise ConditionError(
+                f"{where}: K={_number(k)} is outside minority>K's range 0 <= K < 0.5"
+                + (
+                    f" (for a share above half but below {_number(k)}, write majority<{_number(k)})"
+                    if HALF < k <= ONE
+                    else " (below 0: write minority)"
+                )
+            )
         return k
     raise ConditionError(f"{where} is not a condition: write {GRAMMAR}")
 

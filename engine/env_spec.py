@@ -34,8 +34,7 @@ from engine.suite import SuiteError, suite_directory, suite_env
 EnvKey = int | str
 FIELDS = ("layout", "condition", "turns", "counting")
 N_PAPER_ENVS = N_LAYOUTS * N_CONDITIONS
-SPEC_FORMS = ("an id 0-55, layout=FILE,condition=COND[,turns=N][,counting=total], a .toml file with those keys, "
-              "or SUITE:ENTRY")
+SPEC_FORMS = "an id 0-55, layout=FILE,condition=COND[,turns=N][,counting=total], a .toml file with those keys, or SUITE:ENTRY"
 
 
 class EnvSpecError(ValueError):
@@ -115,8 +114,10 @@ def _canonical(spec: str | int, base: Path | None) -> EnvKey:
 def _paper_id(text: str) -> int:
     env_id = int(text)
     if not 0 <= env_id < N_PAPER_ENVS:
-        raise EnvSpecError(f"unknown environment id {env_id}: valid ids are 0-{N_PAPER_ENVS - 1} (`arena envs` lists "
-                           f"them; other environments: {SPEC_FORMS})")
+        raise EnvSpecError(
+            f"unknown environment id {env_id}: valid ids are 0-{N_PAPER_ENVS - 1} (`arena envs` lists "
+            f"them; other environments: {SPEC_FORMS})"
+        )
     return env_id
 
 
@@ -126,8 +127,7 @@ def _split_fields(text: str) -> dict[str, str]:
         name, equals, value = item.partition("=")
         name = name.strip().lower()
         if not equals or not name:
-            raise EnvSpecError(f"environment spec {text!r}: item {item!r} is not field=value "
-                               f"(fields: {', '.join(FIELDS)})")
+            raise EnvSpecError(f"environment spec {text!r}: item {item!r} is not field=value (fields: {', '.join(FIELDS)})")
         if name in fields:
             raise EnvSpecError(f"environment spec {text!r}: field {name!r} is given twice")
         fields[name] = value.strip()
@@ -159,8 +159,7 @@ def _inline_key(fields: dict[str, str], base: Path, where: str = "") -> str:
         raise EnvSpecError(f"{where}: unknown field {unknown[0]!r}; the fields are {', '.join(FIELDS)}")
     for required in ("layout", "condition"):
         if not fields.get(required):
-            raise EnvSpecError(f"{where}: field {required!r} is missing "
-                               "(e.g. layout=boards/x.txt,condition=majority<0.7,turns=15)")
+            raise EnvSpecError(f"{where}: field {required!r} is missing (e.g. layout=boards/x.txt,condition=majority<0.7,turns=15)")
     turns = _turns(fields.get("turns"), where)
     counting = fields.get("counting", "per_player")
     if counting not in TURN_COUNTINGS:
@@ -183,8 +182,7 @@ def _turns(text: str | None, where: str) -> int | None:
     if text is None:
         return None
     if not text.strip().isdigit() or int(text) < 1:
-        raise EnvSpecError(f"{where}: turns={text!r}: give a turn limit of 1 or more placements per player "
-                           "(or leave turns out for none)")
+        raise EnvSpecError(f"{where}: turns={text!r}: give a turn limit of 1 or more placements per player (or leave turns out for none)")
     return int(text)
 
 

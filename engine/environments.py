@@ -74,8 +74,7 @@ def layouts() -> tuple[Layout, ...]:
 @cache
 def conditions() -> tuple[Condition, ...]:
     return tuple(
-        Condition(as_fraction(entry["K"]), entry["turns"], "per_player", entry["label"])
-        for entry in reference_data()["conditions"]
+        Condition(as_fraction(entry["K"]), entry["turns"], "per_player", entry["label"]) for entry in reference_data()["conditions"]
     )
 
 

@@ -20,9 +20,7 @@ from engine.layout import Layout
 
 LANES = 4
 # (d_row, d_col): E, SW, S, SE raise the index; W, NE, N, NW lower it, lane by lane.
-DIRECTIONS: tuple[tuple[int, int], ...] = (
-    (0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1),
-)
+DIRECTIONS: tuple[tuple[int, int], ...] = ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1))
 
 
 @dataclass(frozen=True)

@@ -247,7 +247,8 @@ def replay(black, white, moves, cells, turn_limit, counting, geo):
         placed_mover, placed_other = placed_other, placed_mover
     ply = len(moves)
     if bb_any(mover_moves(own, opp, placed_mover, placed_other, turn_limit, counting, geo)) or bb_any(
-            mover_moves(opp, own, placed_other, placed_mover, turn_limit, counting, geo)):
+        mover_moves(opp, own, placed_other, placed_mover, turn_limit, counting, geo)
+    ):
         return _replayed(REPLAY_UNFINISHED, ply, own, opp, ply)
     return _replayed(REPLAY_FINISHED, ply, own, opp, ply)
 

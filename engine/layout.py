@@ -34,17 +34,12 @@ class Layout:
     def __post_init__(self) -> None:
         for side, value in (("rows", self.rows), ("cols", self.cols)):
             if not isinstance(value, int) or not MIN_SIDE <= value <= MAX_SIDE:
-                raise LayoutError(
-                    f"layout {side}={value!r} is out of range: rows and cols must be "
-                    f"integers from {MIN_SIDE} to {MAX_SIDE}"
-                )
+                raise LayoutError(f"layout {side}={value!r} is out of range: rows and cols must be integers from {MIN_SIDE} to {MAX_SIDE}")
         for label, cells in (("obstacle", self.obstacles), ("black", self.black), ("white", self.white)):
             object.__setattr__(self, _attr(label), frozenset(_as_cell(label, c) for c in cells))
             for r, c in getattr(self, _attr(label)):
                 if not (0 <= r < self.rows and 0 <= c < self.cols):
-                    raise LayoutError(
-                        f"{label} cell {(r, c)} lies outside the {self.rows} x {self.cols} board"
-                    )
+                    raise LayoutError(f"{label} cell {(r, c)} lies outside the {self.rows} x {self.cols} board")
         clash = (self.obstacles & self.black) | (self.obstacles & self.white) | (self.black & self.white)
         if clash:
             raise LayoutError(f"cells {sorted(clash)} are given two contents (obstacle/black/white)")

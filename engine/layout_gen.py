@@ -28,15 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.layout import (
-    MAX_SIDE,
-    MIN_SIDE,
-    Cell,
-    Layout,
-    LayoutError,
-    centre_discs,
-    standard_layout,
-)
+from engine.layout import MAX_SIDE, MIN_SIDE, Cell, Layout, LayoutError, centre_discs, standard_layout
 from engine.layout_text import validate_playable
 
 Range = tuple[int, int]
@@ -84,8 +76,7 @@ def random_layout(
             continue
         return layout
     raise LayoutError(
-        f"no playable {n_rows}x{n_cols} layout with {count} obstacles in {max_tries} tries; "
-        "lower obstacle_density or raise max_tries"
+        f"no playable {n_rows}x{n_cols} layout with {count} obstacles in {max_tries} tries; lower obstacle_density or raise max_tries"
     )
 
 
@@ -115,19 +106,14 @@ def symmetric_image(cell: Cell, rows: int, cols: int, symmetric: str) -> Cell:
 def _side_range(label: str, value: Range | int) -> Range:
     low, high = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
     if not MIN_SIDE <= low <= high <= MAX_SIDE:
-        raise ValueError(
-            f"{label}={value!r}: give an int or a (low, high) pair with "
-            f"{MIN_SIDE} <= low <= high <= {MAX_SIDE}"
-        )
+        raise ValueError(f"{label}={value!r}: give an int or a (low, high) pair with {MIN_SIDE} <= low <= high <= {MAX_SIDE}")
     return int(low), int(high)
 
 
 def _density_range(value: tuple[float, float] | float) -> tuple[float, float]:
     low, high = (value, value) if isinstance(value, (int, float, np.floating)) else tuple(value)
     if not 0.0 <= low <= high <= 1.0:
-        raise ValueError(
-            f"obstacle_density={value!r}: give a fraction or a (low, high) pair with 0 <= low <= high <= 1"
-        )
+        raise ValueError(f"obstacle_density={value!r}: give a fraction or a (low, high) pair with 0 <= low <= high <= 1")
     return float(low), float(high)
 
 
@@ -171,9 +157,7 @@ def _pick_obstacles(rng: np.random.Generator, groups: list[Orbit], count: int) -
     singles = [g for g in groups if len(g) == 1]
     pairs = [g for g in groups if len(g) == 2]
     # Weight each possible number of single cells by how many obstacle sets use it.
-    options = [
-        k for k in range(min(len(singles), count) + 1) if (count - k) % 2 == 0 and (count - k) // 2 <= len(pairs)
-    ]
+    options = [k for k in range(min(len(singles), count) + 1) if (count - k) % 2 == 0 and (count - k) // 2 <= len(pairs)]
     weights = np.array([comb(len(singles), k) * comb(len(pairs), (count - k) // 2) for k in options], dtype=float)
     n_singles = int(rng.choice(options, p=weights / weights.sum()))
     chosen = [singles[i] for i in rng.choice(len(singles), n_singles, replace=False)]

@@ -110,9 +110,9 @@ def _read_rows(text: str) -> tuple[str, list[_Row]]:
 
 def _header_name(comment: str) -> str:
     """The name in a ``; name: ...`` comment, or "" for any other comment."""
-    body = comment[len(COMMENT):].strip()
+    body = comment[len(COMMENT) :].strip()
     if body.lower().startswith(NAME_KEY):
-        return body[len(NAME_KEY):].strip()
+        return body[len(NAME_KEY) :].strip()
     return ""
 
 
@@ -124,8 +124,7 @@ def _row_cells(line: str, number: int) -> str:
             continue
         if char not in SYMBOLS:
             raise LayoutError(
-                f"line {number}, column {column}: unknown symbol {char!r}; a cell must be one of "
-                f"{_ALLOWED}{_symbol_hint(char)}"
+                f"line {number}, column {column}: unknown symbol {char!r}; a cell must be one of {_ALLOWED}{_symbol_hint(char)}"
             )
         cells.append(char)
     return "".join(cells)
@@ -142,10 +141,7 @@ def _symbol_hint(char: str) -> str:
 def _check_shape(rows: list[_Row]) -> None:
     """LayoutError for no rows, rows of different lengths, or a size outside 4-16."""
     if not rows:
-        raise LayoutError(
-            "empty layout: no board rows found, only blank lines or comments; "
-            f"draw one line per board row using {_ALLOWED}"
-        )
+        raise LayoutError(f"empty layout: no board rows found, only blank lines or comments; draw one line per board row using {_ALLOWED}")
     first, width = rows[0], len(rows[0].cells)
     for index, row in enumerate(rows[1:], start=2):
         if len(row.cells) != width:
@@ -155,13 +151,10 @@ def _check_shape(rows: list[_Row]) -> None:
             )
     span = f"lines {first.line}-{rows[-1].line}"
     if not MIN_SIDE <= len(rows) <= MAX_SIDE:
-        raise LayoutError(
-            f"the board has {len(rows)} rows ({span}); it needs {MIN_SIDE} to {MAX_SIDE} rows"
-        )
+        raise LayoutError(f"the board has {len(rows)} rows ({span}); it needs {MIN_SIDE} to {MAX_SIDE} rows")
     if not MIN_SIDE <= width <= MAX_SIDE:
         raise LayoutError(
-            f"the board has {width} columns (cells per row, first row on line {first.line}); "
-            f"it needs {MIN_SIDE} to {MAX_SIDE} columns"
+            f"the board has {width} columns (cells per row, first row on line {first.line}); it needs {MIN_SIDE} to {MAX_SIDE} columns"
         )
 
 
@@ -169,9 +162,7 @@ def _build(rows: list[_Row], name: str) -> Layout:
     def cells_of(symbol: str) -> frozenset[Cell]:
         return frozenset((r, c) for r, row in enumerate(rows) for c, s in enumerate(row.cells) if s == symbol)
 
-    return Layout(
-        len(rows), len(rows[0].cells), cells_of(OBSTACLE), cells_of(BLACK_DISC), cells_of(WHITE_DISC), name
-    )
+    return Layout(len(rows), len(rows[0].cells), cells_of(OBSTACLE), cells_of(BLACK_DISC), cells_of(WHITE_DISC), name)
 
 
 def _check_discs(layout: Layout) -> None:
@@ -206,8 +197,7 @@ def _read_text(path: Path) -> str:
         raise LayoutError(f"layout path {str(path)!r} is a directory; give the path of a layout text file") from None
     except UnicodeDecodeError as err:
         raise LayoutError(
-            f"layout file {str(path)!r} is not UTF-8 text (byte {err.start}: {err.reason}); "
-            "save it as plain UTF-8 text"
+            f"layout file {str(path)!r} is not UTF-8 text (byte {err.start}: {err.reason}); save it as plain UTF-8 text"
         ) from None
     except OSError as err:
         raise LayoutError(f"cannot read layout file {str(path)!r}: {err.strerror or err}") from None

@@ -33,13 +33,10 @@ def parse_move(text: str, layout: Layout) -> int:
     last_col = COLUMN_LETTERS[layout.cols - 1]
     if not match:
         raise NotationError(
-            f"{text!r} is not a move: write a column letter a-{last_col} and a row number "
-            f"1-{layout.rows} (e.g. d3), or 'pass'"
+            f"{text!r} is not a move: write a column letter a-{last_col} and a row number 1-{layout.rows} (e.g. d3), or 'pass'"
         )
     col = COLUMN_LETTERS.index(match.group(1).lower())
     row = int(match.group(2)) - 1
     if col >= layout.cols or not 0 <= row < layout.rows:
-        raise NotationError(
-            f"{text!r} is off the {layout.rows} x {layout.cols} board: columns a-{last_col}, rows 1-{layout.rows}"
-        )
+        raise NotationError(f"{text!r} is off the {layout.rows} x {layout.cols} board: columns a-{last_col}, rows 1-{layout.rows}")
     return row * layout.cols + col

@@ -12,11 +12,18 @@ from engine.state import State
 def random_games(rules: Rules, state: State, games: int, seed: int) -> int:
     """Play ``games`` uniformly random games from ``state``; returns the placements made in all."""
     g = rules.geometry
-    return int(kernels.random_games(
-        g.words(state.own), g.words(state.opponent), state.placed(state.to_move),
-        state.placed(1 - state.to_move), games, *rules.limit_args,
-        g.kernel_args, np.uint64(seed or 0x9E3779B97F4A7C15),
-    ))
+    return int(
+        kernels.random_games(
+            g.words(state.own),
+            g.words(state.opponent),
+            state.placed(state.to_move),
+            state.placed(1 - state.to_move),
+            games,
+            *rules.limit_args,
+            g.kernel_args,
+            np.uint64(seed or 0x9E3779B97F4A7C15),
+        )
+    )
 
 
 def random_playout(rules: Rules, state: State, seed: int, max_turns: int = -1) -> tuple[int, int, int]:
@@ -26,7 +33,13 @@ def random_playout(rules: Rules, state: State, seed: int, max_turns: int = -1) -
     """
     g = rules.geometry
     own, opp, _, new_seed = kernels.random_playout(
-        g.words(state.own), g.words(state.opponent), state.placed(state.to_move), state.placed(1 - state.to_move),
-        *rules.limit_args, g.kernel_args, np.uint64(seed or 0x9E3779B97F4A7C15), max_turns,
+        g.words(state.own),
+        g.words(state.opponent),
+        state.placed(state.to_move),
+        state.placed(1 - state.to_move),
+        *rules.limit_args,
+        g.kernel_args,
+        np.uint64(seed or 0x9E3779B97F4A7C15),
+        max_turns,
     )
     return int(own), int(opp), int(new_seed)

@@ -65,8 +65,7 @@ class Rules:
         g = self.geometry
         own, opp = state.discs(colour), state.discs(1 - colour)
         moves = kernels.mover_moves(
-            g.words(own), g.words(opp), state.placed(colour), state.placed(1 - colour),
-            *self.limit_args, g.kernel_args,
+            g.words(own), g.words(opp), state.placed(colour), state.placed(1 - colour), *self.limit_args, g.kernel_args
         )
         return from_words(moves)
 
@@ -107,9 +106,7 @@ class Rules:
         return State(opp, own, BLACK, state.placed_black, state.placed_white + 1)
 
     def _illegal_reason(self, state: State, move: int, legal: list[int]) -> str:
-        from engine.notation import (
-            format_move,  # local: notation imports nothing from here
-        )
+        from engine.notation import format_move  # local: notation imports nothing from here
 
         shown = format_move(move, self.layout) if isinstance(move, int) and (move == PASS or 0 <= move < self.layout.cells) else repr(move)
         options = ", ".join(format_move(m, self.layout) for m in legal) or "none (the game is over)"
@@ -120,10 +117,17 @@ class Rules:
         if not isinstance(depth, int) or depth < 0:
             raise ValueError(f"perft depth {depth!r}: give a whole number >= 0")
         g = self.geometry
-        return int(kernels.perft(
-            g.words(state.own), g.words(state.opponent), state.placed(state.to_move),
-            state.placed(1 - state.to_move), depth, *self.limit_args, g.kernel_args,
-        ))
+        return int(
+            kernels.perft(
+                g.words(state.own),
+                g.words(state.opponent),
+                state.placed(state.to_move),
+                state.placed(1 - state.to_move),
+                depth,
+                *self.limit_args,
+                g.kernel_args,
+            )
+        )
 
     def replay(self, moves: Sequence[int], *, allow_unfinished: bool = False) -> Replayed:
         """Check a whole game's moves (forced passes as PASS) from the initial position, in one kernel call.
@@ -137,13 +141,15 @@ class Rules:
         start = self.initial_state()
         array = np.fromiter((max(-2, min(m, self.layout.cells)) for m in moves), dtype=np.int64, count=len(moves))
         status, ply, black, white = kernels.replay(
-            g.words(start.black), g.words(start.white), array, self.layout.cells, *self.limit_args, g.kernel_args)
+            g.words(start.black), g.words(start.white), array, self.layout.cells, *self.limit_args, g.kernel_args
+        )
         if status == kernels.REPLAY_ILLEGAL:
             state = self._state_after(moves[:ply])
             raise IllegalMoveError(f"ply {ply}: {self._illegal_reason(state, moves[ply], self.legal_moves(state))}")
         if status == kernels.REPLAY_UNFINISHED and not allow_unfinished:
-            raise IllegalMoveError(f"the game is not over after its {len(moves)} moves: "
-                                   f"{'black' if len(moves) % 2 == 0 else 'white'} still has a move to make")
+            raise IllegalMoveError(
+                f"the game is not over after its {len(moves)} moves: {'black' if len(moves) % 2 == 0 else 'white'} still has a move to make"
+            )
         return Replayed(int(black), int(white), status == kernels.REPLAY_FINISHED)
 
     def _state_after(self, moves: Sequence[int]) -> State:

@@ -81,25 +81,46 @@ def new_suite(settings: SuiteSettings) -> tuple[str, str]:
     layout_rng, condition_rng = np.random.default_rng(layout_seed), np.random.default_rng(condition_seed)
     public, sealed = [], []
     for entry in range(settings.count):
-        layout = random_layout(layout_rng, rows=settings.sizes, cols=settings.sizes,
-                               obstacle_density=settings.density)
+        layout = random_layout(layout_rng, rows=settings.sizes, cols=settings.sizes, obstacle_density=settings.density)
         family = settings.families[int(condition_rng.integers(len(settings.families)))]
         condition = _draw_condition(condition_rng, family)
         salt = condition_rng.bytes(SALT_BYTES).hex()
         text = condition_spec(condition)
-        public.append({"entry": entry, "name": f"{settings.name} #{entry} ({layout.rows}x{layout.cols})",
-                       "rows": layout.rows, "cols": layout.cols,
-                       "obstacles": [list(cell) for cell in sorted(layout.obstacles)],
-                       "turn_limit": condition.turn_limit, "turn_counting": condition.turn_counting,
-                       "commitment": digest(salt, entry, text, condition.turn_limit)})
+        public.append(
+            {
+                "entry": entry,
+                "name": f"{settings.name} #{entry} ({layout.rows}x{layout.cols})",
+                "rows": layout.rows,
+                "cols": layout.cols,
+                "obstacles": [list(cell) for cell in sorted(layout.obstacles)],
+                "turn_limit": condition.turn_limit,
+                "turn_counting": condition.turn_counting,
+                "commitment": digest(salt, entry, text, condition.turn_limit),
+            }
+        )
         sealed.append({"entry": entry, "condition": text, "family": family, "salt": salt})
-    public_text = _dump({"schema_version": SCHEMA, "suite": settings.name, "count": settings.count,
-                         "start": "the four centre discs", "commitment": "sha256(salt \\n entry \\n condition \\n turns)",
-                         "environments": public})
-    sealed_text = _dump({"schema_version": SCHEMA, "suite": settings.name, "seed": settings.seed,
-                         "sizes": list(settings.sizes), "density": list(settings.density),
-                         "families": list(settings.families),
-                         "public_sha256": hashlib.sha256(public_text.encode()).hexdigest(), "environments": sealed})
+    public_text = _dump(
+        {
+            "schema_version": SCHEMA,
+            "suite": settings.name,
+            "count": settings.count,
+            "start": "the four centre discs",
+            "commitment": "sha256(salt \\n entry \\n condition \\n turns)",
+            "environments": public,
+        }
+    )
+    sealed_text = _dump(
+        {
+            "schema_version": SCHEMA,
+            "suite": settings.name,
+            "seed": settings.seed,
+            "sizes": list(settings.sizes),
+            "density": list(settings.density),
+            "families": list(settings.families),
+            "public_sha256": hashlib.sha256(public_text.encode()).hexdigest(),
+            "environments": sealed,
+        }
+    )
     return public_text, sealed_text
 
 
@@ -125,8 +146,7 @@ def suite_directory(path: str | Path) -> Path:
     given = Path(path)
     directory = given.parent if given.name == PUBLIC_FILE else given
     if not (directory / PUBLIC_FILE).is_file():
-        raise SuiteError(f"suite {str(path)!r}: no {PUBLIC_FILE} there; give a directory made by "
-                         "`arena envs new --out DIR`")
+        raise SuiteError(f"suite {str(path)!r}: no {PUBLIC_FILE} there; give a directory made by `arena envs new --out DIR`")
     return directory.resolve()
 
 
@@ -157,8 +177,10 @@ def suite_env(path: str | Path, entry: int, key: str = "") -> Environment:
         raise SuiteError(f"suite {directory}: {SEALED_FILE} has no entry {entry}")
     expected = digest(secret["salt"], entry, secret["condition"], public.turn_limit)
     if not hmac.compare_digest(expected, public.commitment):
-        raise SuiteError(f"suite {directory}: entry {entry}'s sealed condition does not match its commitment "
-                         f"in {PUBLIC_FILE} (a file was changed after `arena envs new`)")
+        raise SuiteError(
+            f"suite {directory}: entry {entry}'s sealed condition does not match its commitment "
+            f"in {PUBLIC_FILE} (a file was changed after `arena envs new`)"
+        )
     condition = parse_condition(secret["condition"], public.turn_limit)
     return Environment(key or f"{directory}:{entry}", public.layout, condition, title=public.layout.name)
 
@@ -177,8 +199,7 @@ def _sealed(directory: Path) -> dict[str, Any]:
     sealed = _load(directory / SEALED_FILE)
     public_sha = hashlib.sha256((directory / PUBLIC_FILE).read_bytes()).hexdigest()
     if sealed.get("public_sha256") != public_sha:
-        raise SuiteError(f"suite {directory}: {PUBLIC_FILE} is not the file {SEALED_FILE} was made with "
-                         "(its sha256 differs)")
+        raise SuiteError(f"suite {directory}: {PUBLIC_FILE} is not the file {SEALED_FILE} was made with (its sha256 differs)")
     return sealed
 
 
@@ -203,8 +224,7 @@ def _check(settings: SuiteSettings) -> None:
     if unknown or not settings.families:
         raise SuiteError(f"--families {','.join(settings.families)!r}: choose from {', '.join(FAMILIES)}")
     try:
-        random_layout(np.random.default_rng(0), rows=settings.sizes, cols=settings.sizes,
-                      obstacle_density=settings.density)
+        random_layout(np.random.default_rng(0), rows=settings.sizes, cols=settings.sizes, obstacle_density=settings.density)
     except (ValueError, LayoutError) as error:
         raise SuiteError(f"--sizes {settings.sizes} / --density {settings.density}: {error}") from None
 

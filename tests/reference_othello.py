@@ -121,7 +121,8 @@ def placements(state: RefState, colour: int) -> list[int]:
 def _can_place(state: RefState, colour: int) -> bool:
     """``placements(state, colour) != []``, stopping at the first one found."""
     return may_place(state, colour) and any(
-        content == EMPTY and _flips_for(state, colour, move) for move, content in enumerate(state.cells))
+        content == EMPTY and _flips_for(state, colour, move) for move, content in enumerate(state.cells)
+    )
 
 
 def legal_moves(state: RefState) -> list[int]:

@@ -13,17 +13,59 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 400
 SOURCE_DIRS = ("engine", "agents", "harness", "tests")
-HARNESS_PARTS = ("sandbox", "play", "envs", "models", "prompting", "cwm", "registry", "records", "referee", "tournaments", "runs",
-                 "view", "bench", "sweep", "testing", "cli")
+HARNESS_PARTS = (
+    "sandbox",
+    "play",
+    "envs",
+    "models",
+    "prompting",
+    "cwm",
+    "registry",
+    "records",
+    "referee",
+    "tournaments",
+    "runs",
+    "view",
+    "bench",
+    "sweep",
+    "testing",
+    "cli",
+)
 # Flat modules of the harness before it was split into parts, and the agents' old homes: all gone, no shims.
 OLD_MODULES = (
-    "harness.arena", "harness.beliefs", "harness.bench_agents", "harness.bench_engine", "harness.bench_harness",
-    "harness.bench_paper", "harness.bench_paper_report", "harness.bench_paper_run", "harness.episode_memory",
-    "harness.game", "harness.llm_run", "harness.match", "harness.mock_model", "harness.mock_reasoner",
-    "harness.model_cache", "harness.model_client", "harness.model_errors", "harness.moves", "harness.observation",
-    "harness.paper_plots", "harness.policy", "harness.posnet_plot", "harness.provenance", "harness.render",
-    "harness.replay", "harness.stats", "harness.tournament", "harness.tournament_results", "harness.transcript",
-    "harness.verified_game", "agents.llm", "agents.registry", "agents.search.bench",
+    "harness.arena",
+    "harness.beliefs",
+    "harness.bench_agents",
+    "harness.bench_engine",
+    "harness.bench_harness",
+    "harness.bench_paper",
+    "harness.bench_paper_report",
+    "harness.bench_paper_run",
+    "harness.episode_memory",
+    "harness.game",
+    "harness.llm_run",
+    "harness.match",
+    "harness.mock_model",
+    "harness.mock_reasoner",
+    "harness.model_cache",
+    "harness.model_client",
+    "harness.model_errors",
+    "harness.moves",
+    "harness.observation",
+    "harness.paper_plots",
+    "harness.policy",
+    "harness.posnet_plot",
+    "harness.provenance",
+    "harness.render",
+    "harness.replay",
+    "harness.stats",
+    "harness.tournament",
+    "harness.tournament_results",
+    "harness.transcript",
+    "harness.verified_game",
+    "agents.llm",
+    "agents.registry",
+    "agents.search.bench",
 )
 
 
@@ -38,7 +80,8 @@ def test_import_contracts_hold():
 def test_no_module_is_longer_than_the_limit():
     too_long = {
         str(path.relative_to(ROOT)): lines
-        for folder in SOURCE_DIRS for path in sorted((ROOT / folder).rglob("*.py"))
+        for folder in SOURCE_DIRS
+        for path in sorted((ROOT / folder).rglob("*.py"))
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert not too_long, f"modules over {MAX_LINES} lines (split them by concern): {too_long}"

@@ -26,30 +26,92 @@ WALL_CLOCK_KEYS = ("seconds", "latency_s")
 
 CASES: dict[str, tuple[list[str], str]] = {
     # name: (arena arguments after the output option is added, file inside the run directory)
-    "llm-policy": (["run", "--agent", "llm-policy", "--model", "mock/random-legal", "--env", "21", "--budget", "6",
-                    "--eval-games", "4", "--concurrency", "1", "--seed", "3", "--opponents", "random,greedy"], "games.jsonl"),
-    "llm-strategist": (["run", "--agent", "llm-strategist", "--model", "mock/reasoner", "--env", "12", "--budget", "20",
-                        "--batch", "5", "--eval-games", "4", "--seed", "1", "--checkpoints", "5,20"], "games.jsonl"),
-    "tournament": (["tournament", "--agents", "random,greedy,minimax:depth=2", "--vs", "positional,corner",
-                    "--envs", "0,4,50", "--games", "2", "--seed", "5", "--jobs", "1"], "games.jsonl"),
+    "llm-policy": (
+        [
+            "run",
+            "--agent",
+            "llm-policy",
+            "--model",
+            "mock/random-legal",
+            "--env",
+            "21",
+            "--budget",
+            "6",
+            "--eval-games",
+            "4",
+            "--concurrency",
+            "1",
+            "--seed",
+            "3",
+            "--opponents",
+            "random,greedy",
+        ],
+        "games.jsonl",
+    ),
+    "llm-strategist": (
+        [
+            "run",
+            "--agent",
+            "llm-strategist",
+            "--model",
+            "mock/reasoner",
+            "--env",
+            "12",
+            "--budget",
+            "20",
+            "--batch",
+            "5",
+            "--eval-games",
+            "4",
+            "--seed",
+            "1",
+            "--checkpoints",
+            "5,20",
+        ],
+        "games.jsonl",
+    ),
+    "tournament": (
+        [
+            "tournament",
+            "--agents",
+            "random,greedy,minimax:depth=2",
+            "--vs",
+            "positional,corner",
+            "--envs",
+            "0,4,50",
+            "--games",
+            "2",
+            "--seed",
+            "5",
+            "--jobs",
+            "1",
+        ],
+        "games.jsonl",
+    ),
     # the agents the golden records hold (the default agents now include ppo, whose training the golden does not pin)
-    "bench-paper": (["bench", "paper", "--quick", "--envs", "5,26", "--agents", "adaptive-minimax", "--agents", "interval",
-                     "--jobs", "1"], "results.jsonl"),
+    "bench-paper": (
+        ["bench", "paper", "--quick", "--envs", "5,26", "--agents", "adaptive-minimax", "--agents", "interval", "--jobs", "1"],
+        "results.jsonl",
+    ),
 }
 
 
 def _without_wall_clock(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _without_wall_clock(v) for k, v in value.items()
-                if not any(k == key or k.endswith("_" + key) for key in WALL_CLOCK_KEYS)}
+        return {
+            k: _without_wall_clock(v) for k, v in value.items() if not any(k == key or k.endswith("_" + key) for key in WALL_CLOCK_KEYS)
+        }
     if isinstance(value, list):
         return [_without_wall_clock(v) for v in value]
     return value
 
 
 def _normalised_lines(path: Path) -> list[str]:
-    return [json.dumps(_without_wall_clock(json.loads(line)), sort_keys=True)
-            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.dumps(_without_wall_clock(json.loads(line)), sort_keys=True)
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def _run(name: str, tmp_path: Path) -> Path:

@@ -16,13 +16,19 @@ def _test_files() -> list[Path]:
 
 
 def test_no_test_expects_just_any_exception():
-    offenders = [f"{p.relative_to(TESTS)}:{n}" for p in _test_files()
-                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-                 if BROAD_RAISES.search(line) and p.name != Path(__file__).name]
+    offenders = [
+        f"{p.relative_to(TESTS)}:{n}"
+        for p in _test_files()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if BROAD_RAISES.search(line) and p.name != Path(__file__).name
+    ]
     assert not offenders, f"name the exception a test expects: {offenders}"
 
 
 def test_no_test_sleeps_against_the_clock():
-    offenders = [str(p.relative_to(TESTS)) for p in _test_files()
-                 if p.name not in SLEEP_ALLOWED | {Path(__file__).name} and BARE_SLEEP.search(p.read_text(encoding="utf-8"))]
+    offenders = [
+        str(p.relative_to(TESTS))
+        for p in _test_files()
+        if p.name not in SLEEP_ALLOWED | {Path(__file__).name} and BARE_SLEEP.search(p.read_text(encoding="utf-8"))
+    ]
     assert not offenders, f"wait for an event (a file, a process, a future), not a sleep: {offenders}"

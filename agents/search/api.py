@@ -142,9 +142,20 @@ def _position(rules: Rules, state: State) -> tuple:
 def _search_context(rules, tables, weights, term, use_tt, deadline) -> tuple:
     limit, counting = rules.limit_args
     return (
-        limit, counting, rules.geometry.kernel_args, tables.features.kernel_args, weights, term,
-        tables.zobrist, tables.tt.arrays, use_tt, tables.move_buffer, tables.score_buffer,
-        tables.order, tables.stats, deadline,
+        limit,
+        counting,
+        rules.geometry.kernel_args,
+        tables.features.kernel_args,
+        weights,
+        term,
+        tables.zobrist,
+        tables.tt.arrays,
+        use_tt,
+        tables.move_buffer,
+        tables.score_buffer,
+        tables.order,
+        tables.stats,
+        deadline,
     )
 
 
@@ -162,8 +173,14 @@ class Searcher:
     """
 
     def __init__(
-        self, rules: Rules, weights=None, utility_table: np.ndarray | None = None, *, use_tt: bool = True,
-        tables: SearchTables | None = None, evaluate_finished: bool = False,
+        self,
+        rules: Rules,
+        weights=None,
+        utility_table: np.ndarray | None = None,
+        *,
+        use_tt: bool = True,
+        tables: SearchTables | None = None,
+        evaluate_finished: bool = False,
     ) -> None:
         if evaluate_finished and utility_table is not None:
             raise ValueError("give a utility_table or evaluate_finished=True, not both")
@@ -179,8 +196,7 @@ class Searcher:
         self.use_tt = use_tt
         self._context = _search_context(rules, self.tables, self.weights, term, use_tt, 0.0)
 
-    def search(self, state: State, depth: int, time_limit: float = 0.0,
-               legal: Sequence[int] | None = None) -> SearchResult:
+    def search(self, state: State, depth: int, time_limit: float = 0.0, legal: Sequence[int] | None = None) -> SearchResult:
         """Iterative-deepening alpha-beta to ``depth`` plies (``time_limit`` seconds, 0 = none).
 
         ``legal``: the legal moves of ``state`` if the caller has them (saves computing them again).
@@ -199,8 +215,13 @@ class Searcher:
             cx = cx[:-1] + (time.perf_counter() + time_limit,)
         completed, value = negamax.iterative_deepening(*_position(self.rules, state), depth, cx, root_moves, values)
         return SearchResult(
-            int(root_moves[0]), float(value), int(tables.stats[negamax.NODES]), int(completed),
-            tuple(root_moves.tolist()), tuple(values.tolist()), self.scale,
+            int(root_moves[0]),
+            float(value),
+            int(tables.stats[negamax.NODES]),
+            int(completed),
+            tuple(root_moves.tolist()),
+            tuple(values.tolist()),
+            self.scale,
         )
 
     def minimax_value(self, state: State, depth: int) -> float:
@@ -209,26 +230,34 @@ class Searcher:
 
 
 def search_position(
-    rules: Rules, state: State, depth: int, weights=None, utility_table: np.ndarray | None = None,
-    time_limit: float = 0.0, *, use_tt: bool = True, tables: SearchTables | None = None,
+    rules: Rules,
+    state: State,
+    depth: int,
+    weights=None,
+    utility_table: np.ndarray | None = None,
+    time_limit: float = 0.0,
+    *,
+    use_tt: bool = True,
+    tables: SearchTables | None = None,
     evaluate_finished: bool = False,
 ) -> SearchResult:
     """Iterative-deepening alpha-beta to ``depth`` plies (``time_limit`` seconds, 0 = none)."""
     _check_depth(depth)
-    searcher = Searcher(rules, weights, utility_table, use_tt=use_tt, tables=tables,
-                        evaluate_finished=evaluate_finished)
+    searcher = Searcher(rules, weights, utility_table, use_tt=use_tt, tables=tables, evaluate_finished=evaluate_finished)
     return searcher.search(state, depth, time_limit)
 
 
-def search(rules: Rules, state: State, depth: int, weights=None, utility_table: np.ndarray | None = None,
-           time_limit: float = 0.0) -> tuple[int, float, int]:
+def search(
+    rules: Rules, state: State, depth: int, weights=None, utility_table: np.ndarray | None = None, time_limit: float = 0.0
+) -> tuple[int, float, int]:
     """(best move, value, nodes) of :func:`search_position` (the first best move in search order)."""
     result = search_position(rules, state, depth, weights, utility_table, time_limit)
     return result.move, result.value, result.nodes
 
 
-def minimax_value(rules: Rules, state: State, depth: int, weights=None,
-                  utility_table: np.ndarray | None = None, *, evaluate_finished: bool = False) -> float:
+def minimax_value(
+    rules: Rules, state: State, depth: int, weights=None, utility_table: np.ndarray | None = None, *, evaluate_finished: bool = False
+) -> float:
     """Plain minimax value at ``depth`` (no pruning, no table), in :func:`search_position`'s units."""
     searcher = Searcher(rules, weights, utility_table, use_tt=False, evaluate_finished=evaluate_finished)
     return searcher.minimax_value(state, depth)
@@ -239,8 +268,9 @@ def empties(rules: Rules, state: State) -> int:
     return (rules.layout.playable_mask & ~(state.black | state.white)).bit_count()
 
 
-def solve_position(rules: Rules, state: State, utility_table: np.ndarray | None = None, *,
-                   use_tt: bool = True, tables: SearchTables | None = None) -> SearchResult:
+def solve_position(
+    rules: Rules, state: State, utility_table: np.ndarray | None = None, *, use_tt: bool = True, tables: SearchTables | None = None
+) -> SearchResult:
     """Perfect play to the end for the utility (root mover's view); values exact where they tie the best."""
     tables = _tables(rules, tables)
     utility = _utility(rules, utility_table)
@@ -248,13 +278,25 @@ def solve_position(rules: Rules, state: State, utility_table: np.ndarray | None 
     values = np.full(len(root_moves), -np.inf)
     tables.tt.clear()
     limit, counting = rules.limit_args
-    cx = (limit, counting, rules.geometry.kernel_args, utility, tables.zobrist, tables.tt.arrays, use_tt,
-          tables.move_buffer, tables.score_buffer, tables.order, tables.stats)
+    cx = (
+        limit,
+        counting,
+        rules.geometry.kernel_args,
+        utility,
+        tables.zobrist,
+        tables.tt.arrays,
+        use_tt,
+        tables.move_buffer,
+        tables.score_buffer,
+        tables.order,
+        tables.stats,
+    )
     remaining = empties(rules, state)
     value = endgame.solve_root(*_position(rules, state), remaining, cx, root_moves, values)
     best = int(root_moves[int(np.argmax(values))])
-    return SearchResult(best, float(value), int(tables.stats[negamax.NODES]), remaining,
-                        tuple(int(m) for m in root_moves), tuple(float(v) for v in values))
+    return SearchResult(
+        best, float(value), int(tables.stats[negamax.NODES]), remaining, tuple(int(m) for m in root_moves), tuple(float(v) for v in values)
+    )
 
 
 def solve_endgame(rules: Rules, state: State, utility_table: np.ndarray | None = None) -> tuple[float, int]:

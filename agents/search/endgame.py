@@ -26,38 +26,14 @@ from fractions import Fraction
 import numpy as np
 from numba import njit
 
-from agents.search.negamax import (
-    ABORTED,
-    NODES,
-    borrow_table,
-    collect_moves,
-    pick_next,
-    terminal_value,
-)
-from agents.search.primitives import (
-    apply,
-    borrow_geo,
-    borrowed,
-    count,
-    )
-from agents.search.ttable import (
-    EXACT,
-    LOWER,
-    UPPER,
-    child_key,
-    pass_key,
-    root_key,
-    tt_slot,
-    tt_store,
-)
+from agents.search.negamax import ABORTED, NODES, borrow_table, collect_moves, pick_next, terminal_value
+from agents.search.primitives import apply, borrow_geo, borrowed, count
+from agents.search.ttable import EXACT, LOWER, UPPER, child_key, pass_key, root_key, tt_slot, tt_store
 from engine.bits import bb_any
 from engine.condition import Condition, as_fraction
 from engine.kernels import flips_of, mover_moves
 
-CONTEXT_FIELDS = (
-    "turn_limit", "counting", "geo", "utility", "zobrist", "tt", "use_tt",
-    "move_buffer", "score_buffer", "order", "stats",
-)
+CONTEXT_FIELDS = ("turn_limit", "counting", "geo", "utility", "zobrist", "tt", "use_tt", "move_buffer", "score_buffer", "order", "stats")
 FASTEST_FIRST_EMPTIES = 6
 TT_MIN_EMPTIES = 7
 FIRST = 1e300
@@ -168,8 +144,19 @@ def _solve(own, opp, pm, po, side, empties, alpha, beta, key, ply, cx):
 @njit(cache=True)
 def solve_root(own, opp, pm, po, empties, cx, root_moves, values):
     """Every root move's value (exact where it ties the best; PASS = -1 for a forced pass); returns the best."""
-    cx = (cx[0], cx[1], borrow_geo(cx[2]), borrowed(cx[3]), borrowed(cx[4]), borrow_table(cx[5]), cx[6],
-          borrowed(cx[7]), borrowed(cx[8]), borrowed(cx[9]), borrowed(cx[10]))
+    cx = (
+        cx[0],
+        cx[1],
+        borrow_geo(cx[2]),
+        borrowed(cx[3]),
+        borrowed(cx[4]),
+        borrow_table(cx[5]),
+        cx[6],
+        borrowed(cx[7]),
+        borrowed(cx[8]),
+        borrowed(cx[9]),
+        borrowed(cx[10]),
+    )
     geo, zob, stats = cx[2], cx[4], cx[10]
     stats[NODES] = 0
     stats[ABORTED] = 0
@@ -190,4 +177,3 @@ def solve_root(own, opp, pm, po, empties, cx, root_moves, values):
         values[i] = value
         best = max(best, value)
     return best
-

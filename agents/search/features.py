@@ -51,24 +51,12 @@ from numba.extending import overload
 from agents.positional import positional_table
 from agents.search.primitives import borrowed, count
 from agents.search.stability import axis_neighbours, row_bitboard, stable_discs
-from engine.bits import (
-    U64,
-    ZERO,
-    bb_and,
-    bb_andnot,
-    bb_or,
-    bb_zero,
-    lanes_merge,
-    lanes_of,
-    to_words,
-)
+from engine.bits import U64, ZERO, bb_and, bb_andnot, bb_or, bb_zero, lanes_merge, lanes_of, to_words
 from engine.geometry import DIRECTIONS, LANES
 from engine.kernels import legal_moves
 from engine.layout import Cell, Layout
 
-FEATURES: tuple[str, ...] = (
-    "discs", "mobility", "corners", "corner_closeness", "frontier", "positional", "stability",
-)
+FEATURES: tuple[str, ...] = ("discs", "mobility", "corners", "corner_closeness", "frontier", "positional", "stability")
 DEFAULT_WEIGHTS: dict[str, float] = {
     "discs": 1.0,
     "mobility": 6.0,
@@ -143,9 +131,9 @@ def _playable_cells(layout: Layout) -> list[Cell]:
 def corner_cells(layout: Layout) -> list[Cell]:
     """Playable cells blocked on a horizontal side and on a vertical side (row-major)."""
     return [
-        (r, c) for r, c in _playable_cells(layout)
-        if (_blocked(layout, r, c - 1) or _blocked(layout, r, c + 1))
-        and (_blocked(layout, r - 1, c) or _blocked(layout, r + 1, c))
+        (r, c)
+        for r, c in _playable_cells(layout)
+        if (_blocked(layout, r, c - 1) or _blocked(layout, r, c + 1)) and (_blocked(layout, r - 1, c) or _blocked(layout, r + 1, c))
     ]
 
 
@@ -202,8 +190,11 @@ def build_layout_features(layout: Layout, positional: np.ndarray) -> LayoutFeatu
     corner_set = set(corners)
     c_cells = tuple(_neighbours(layout, cell, _ORTHOGONAL, corner_set) for cell in corners)
     x_cells = tuple(_neighbours(layout, cell, _DIAGONAL, corner_set) for cell in corners)
-    edges = tuple(layout.index(cell) for cell in _playable_cells(layout)
-                  if any(_blocked(layout, cell[0] + dr, cell[1] + dc) for dr, dc in _ORTHOGONAL))
+    edges = tuple(
+        layout.index(cell)
+        for cell in _playable_cells(layout)
+        if any(_blocked(layout, cell[0] + dr, cell[1] + dc) for dr, dc in _ORTHOGONAL)
+    )
     near = np.zeros((max(1, len(corners)), n_words), dtype=np.uint64)
     for i, cells in enumerate(zip(c_cells, x_cells)):
         near[i] = to_words(sum(1 << index for group in cells for index in group), n_words)
@@ -213,15 +204,22 @@ def build_layout_features(layout: Layout, positional: np.ndarray) -> LayoutFeatu
     seg_lane = np.array([lane for lane, _ in segments], dtype=np.int64)
     table = np.asarray(positional, dtype=np.float64).reshape(-1)
     if table.shape != (layout.cells,) or not np.all(np.isfinite(table)):
-        raise ValueError(f"positional table of shape {table.shape}: give {layout.cells} finite cell values "
-                         f"for the {layout.rows}x{layout.cols} layout")
+        raise ValueError(
+            f"positional table of shape {table.shape}: give {layout.cells} finite cell values for the {layout.rows}x{layout.cols} layout"
+        )
     playable = np.array([not _blocked(layout, *layout.cell(i)) for i in range(layout.cells)])
     table_norm = float(np.abs(table[playable]).sum()) or 1.0
     corner_index = np.array([layout.index(cell) for cell in corners], dtype=np.int64)
     norms = np.array([max(1, len(corners)), max(1, len(near_cells)), table_norm], dtype=np.float64)
     kernel_args = (
-        to_words(layout.mask(frozenset(corners)), n_words), corner_index, near,
-        _byte_table(table, n_words), _blocked_lanes(layout, n_words), seg_words, seg_lane, norms,
+        to_words(layout.mask(frozenset(corners)), n_words),
+        corner_index,
+        near,
+        _byte_table(table, n_words),
+        _blocked_lanes(layout, n_words),
+        seg_words,
+        seg_lane,
+        norms,
     )
     return LayoutFeatures(tuple(int(i) for i in corner_index), c_cells, x_cells, edges, table, kernel_args)
 
@@ -229,8 +227,16 @@ def build_layout_features(layout: Layout, positional: np.ndarray) -> LayoutFeatu
 @njit(cache=True)
 def borrow_features(feat):
     """The feature tuple with its arrays borrowed (``primitives.borrowed``)."""
-    return (feat[0], borrowed(feat[1]), borrowed(feat[2]), borrowed(feat[3]), feat[4],
-            borrowed(feat[5]), borrowed(feat[6]), borrowed(feat[7]))
+    return (
+        feat[0],
+        borrowed(feat[1]),
+        borrowed(feat[2]),
+        borrowed(feat[3]),
+        feat[4],
+        borrowed(feat[5]),
+        borrowed(feat[6]),
+        borrowed(feat[7]),
+    )
 
 
 @njit(cache=True)

@@ -130,8 +130,7 @@ def _reserve_children(node, meta, pool, pool_used):
 
 @njit(cache=True)
 def mcts_search(
-    own, opp, placed_mover, placed_other, turn_limit, counting, geo, table,
-    n_simulations, c, rollout_turns, paper_compat, seed,
+    own, opp, placed_mover, placed_other, turn_limit, counting, geo, table, n_simulations, c, rollout_turns, paper_compat, seed
 ):
     """UCT search from (own, opp) with the mover to play; returns (moves, visits, value sums) of the root's children.
 
@@ -171,8 +170,7 @@ def mcts_search(
                 after_own, after_opp = _place(state_own, state_opp, index, geo)
                 child_own, child_opp, child_move = after_opp, after_own, index
                 child_mover, child_other = meta[node, OTHER_PLACED], meta[node, MOVER_PLACED] + 1
-            _add_node(boards, meta, nodes, child_own, child_opp, child_mover, child_other, node, child_move,
-                      turn_limit, counting, geo)
+            _add_node(boards, meta, nodes, child_own, child_opp, child_mover, child_other, node, child_move, turn_limit, counting, geo)
             meta[node, UNTRIED_COUNT] -= 1
             pool[meta[node, CHILD_START] + meta[node, CHILD_COUNT]] = nodes
             meta[node, CHILD_COUNT] += 1
@@ -181,8 +179,15 @@ def mcts_search(
 
         # Rollout from the leaf, scored for the leaf's mover in win-rate units.
         mine, theirs, _, seed = random_playout(
-            _load(boards, node, OWN, own), _load(boards, node, OPP, own),
-            meta[node, MOVER_PLACED], meta[node, OTHER_PLACED], turn_limit, counting, geo, seed, rollout_turns,
+            _load(boards, node, OWN, own),
+            _load(boards, node, OPP, own),
+            meta[node, MOVER_PLACED],
+            meta[node, OTHER_PLACED],
+            turn_limit,
+            counting,
+            geo,
+            seed,
+            rollout_turns,
         )
         reward = (table[mine, theirs] + 1) * 0.5
         leaf_side = meta[node, DEPTH] & 1

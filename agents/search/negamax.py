@@ -42,29 +42,26 @@ import numpy as np
 from numba import njit
 
 from agents.search.features import borrow_features, evaluate_counts, weights_at
-from agents.search.primitives import (
-    apply,
-    borrow_geo,
-    borrowed,
-    count,
-        now,
-)
-from agents.search.ttable import (
-    EXACT,
-    LOWER,
-    UPPER,
-    child_key,
-    pass_key,
-    root_key,
-    tt_slot,
-    tt_store,
-)
+from agents.search.primitives import apply, borrow_geo, borrowed, count, now
+from agents.search.ttable import EXACT, LOWER, UPPER, child_key, pass_key, root_key, tt_slot, tt_store
 from engine.bits import ONE, ZERO, bb_any, trailing_zeros
 from engine.kernels import flips_of, mover_moves
 
 CONTEXT_FIELDS = (
-    "turn_limit", "counting", "geo", "feat", "weights", "term", "zobrist", "tt", "use_tt",
-    "move_buffer", "score_buffer", "order", "stats", "deadline",
+    "turn_limit",
+    "counting",
+    "geo",
+    "feat",
+    "weights",
+    "term",
+    "zobrist",
+    "tt",
+    "use_tt",
+    "move_buffer",
+    "score_buffer",
+    "order",
+    "stats",
+    "deadline",
 )
 NODES, ABORTED, ARMED = 0, 1, 2
 CHECK_EVERY = 1024
@@ -81,9 +78,20 @@ def borrow_table(tt):
 def borrow_context(cx):
     """The search context with every array borrowed, for the recursive kernels."""
     return (
-        cx[0], cx[1], borrow_geo(cx[2]), borrow_features(cx[3]), borrowed(cx[4]), borrowed(cx[5]),
-        borrowed(cx[6]), borrow_table(cx[7]), cx[8], borrowed(cx[9]), borrowed(cx[10]), borrowed(cx[11]),
-        borrowed(cx[12]), cx[13],
+        cx[0],
+        cx[1],
+        borrow_geo(cx[2]),
+        borrow_features(cx[3]),
+        borrowed(cx[4]),
+        borrowed(cx[5]),
+        borrowed(cx[6]),
+        borrow_table(cx[7]),
+        cx[8],
+        borrowed(cx[9]),
+        borrowed(cx[10]),
+        borrowed(cx[11]),
+        borrowed(cx[12]),
+        cx[13],
     )
 
 

@@ -22,19 +22,7 @@ from __future__ import annotations
 from numba import njit
 
 from agents.search.primitives import count
-from engine.bits import (
-    ZERO,
-    bb_and,
-    bb_andnot,
-    bb_or,
-    bb_zero,
-    lanes_and,
-    lanes_down,
-    lanes_of,
-    lanes_or,
-    lanes_up,
-    tuple_setitem,
-)
+from engine.bits import ZERO, bb_and, bb_andnot, bb_or, bb_zero, lanes_and, lanes_down, lanes_of, lanes_or, lanes_up, tuple_setitem
 
 
 @njit(cache=True)

@@ -30,7 +30,10 @@ class FewestRepliesAgent(Agent):
         return 0 if self.pass_is_zero and moves == [PASS] else len(moves)
 
 
-@register("fewest-replies", "1-ply: the move that leaves the opponent the fewest replies",
-          params={"pass_is_zero": Param(bool, True, "a forced pass counts as no reply at all")})
+@register(
+    "fewest-replies",
+    "1-ply: the move that leaves the opponent the fewest replies",
+    params={"pass_is_zero": Param(bool, True, "a forced pass counts as no reply at all")},
+)
 def fewest_replies(context: AgentContext, rng: np.random.Generator, pass_is_zero: bool = True) -> Agent:
     return FewestRepliesAgent(context, rng, pass_is_zero)

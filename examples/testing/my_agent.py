@@ -15,8 +15,10 @@ class OneLineMover:
         self.fallbacks = 0  # replies that were not a legal move
 
     def messages(self, board: str, legal: list[str]) -> list[dict[str, Any]]:
-        return [{"role": "system", "content": "You play Othello. Answer with one move, nothing else."},
-                {"role": "user", "content": f"{board}\nLegal moves: {', '.join(legal)}\nYour move?"}]
+        return [
+            {"role": "system", "content": "You play Othello. Answer with one move, nothing else."},
+            {"role": "user", "content": f"{board}\nLegal moves: {', '.join(legal)}\nYour move?"},
+        ]
 
     async def choose(self, board: str, legal: list[str]) -> str:
         request = self.client.request(self.messages(board, legal), temperature=self.temperature)

@@ -80,8 +80,7 @@ class TimedAgent:
         return move
 
 
-def bench_agents(games: int = 10, seed: int = 0, on_done: Callable[[AgentBenchRow], None] | None = None,
-                 ) -> list[AgentBenchRow]:
+def bench_agents(games: int = 10, seed: int = 0, on_done: Callable[[AgentBenchRow], None] | None = None) -> list[AgentBenchRow]:
     """The three measurements (Minimax, MCTS, endgame), ``games`` games or positions each."""
     env = make_env(BENCH_ENV)
     rows = []
@@ -149,8 +148,9 @@ def bench_endgame_positions(env: Environment, positions: int, seed: int) -> Agen
     try:
         from agents.search.api import solve_position
     except ImportError:
-        return AgentBenchRow("endgame solver", setting, "s/position", (), TARGETS["endgame"], "max",
-                             "agents.search.api.solve_position is not available")
+        return AgentBenchRow(
+            "endgame solver", setting, "s/position", (), TARGETS["endgame"], "max", "agents.search.api.solve_position is not available"
+        )
     rules = env.rules
     solve_position(rules, endgame_positions(rules, 1, 8, seed + 1_000_003)[0])  # warm-up: compiles the solver
     durations = []

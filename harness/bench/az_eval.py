@@ -96,8 +96,16 @@ def read_results(path: Path, spec: str, seed: int, opening: int = 0) -> dict[tup
     return done
 
 
-def win_rates(spec: str, opponents: list[str], boards: list[Layout], games: int, seed: int = 0,
-              on_game: Callable[[], None] | None = None, results: Path | None = None, opening: int = 0) -> list[WinRow]:
+def win_rates(
+    spec: str,
+    opponents: list[str],
+    boards: list[Layout],
+    games: int,
+    seed: int = 0,
+    on_game: Callable[[], None] | None = None,
+    results: Path | None = None,
+    opening: int = 0,
+) -> list[WinRow]:
     """Play ``games`` games of ``spec`` against each opponent on each board (module docstring).
 
     ``results``: the JSON-lines file games are appended to and resumed from.
@@ -126,8 +134,20 @@ def win_rates(spec: str, opponents: list[str], boards: list[Layout], games: int,
                     reward = float(play_game(rules, condition, black, white).rewards[colour])
                     if results is not None:
                         with results.open("a") as handle:
-                            handle.write(json.dumps({"spec": spec, "seed": seed, "opening": opening, "board": board.name,
-                                                     "opponent": opponent, "game": game, "reward": reward}) + "\n")
+                            handle.write(
+                                json.dumps(
+                                    {
+                                        "spec": spec,
+                                        "seed": seed,
+                                        "opening": opening,
+                                        "board": board.name,
+                                        "opponent": opponent,
+                                        "game": game,
+                                        "reward": reward,
+                                    }
+                                )
+                                + "\n"
+                            )
                 tally[0 if reward > 0 else 1 if reward == 0 else 2] += 1
                 if on_game is not None:
                     on_game()

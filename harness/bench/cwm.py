@@ -89,16 +89,25 @@ def benchmark_cases(env_ids: Sequence[int]) -> list[CwmCase]:
 def random_cases(count: int, seed: int) -> list[CwmCase]:
     """``count`` seeded random layouts (5-8 a side, some obstacles), each with a K of :data:`RANDOM_KS` in turn."""
     layouts = random_layouts(seed, count, rows=(5, 8), cols=(5, 8), obstacle_density=(0.0, 0.15))
-    return [CwmCase(Environment(RANDOM_ENV_BASE + i, layout, Condition(RANDOM_KS[i % len(RANDOM_KS)])), "random")
-            for i, layout in enumerate(layouts)]
+    return [
+        CwmCase(Environment(RANDOM_ENV_BASE + i, layout, Condition(RANDOM_KS[i % len(RANDOM_KS)])), "random")
+        for i, layout in enumerate(layouts)
+    ]
 
 
-def run_case(case: CwmCase, *, model: str, budget: int, games: int, config: CwmConfig, seed: int,
-             clock: Callable[[], float]) -> CwmBenchRow:
+def run_case(
+    case: CwmCase, *, model: str, budget: int, games: int, config: CwmConfig, seed: int, clock: Callable[[], float]
+) -> CwmBenchRow:
     """Adapt a fresh agent on ``case``, then ``games`` games against Random; the agent's worker is always stopped."""
     env = case.env
-    agent = CwmAgent(AgentContext(env.rules), np.random.default_rng([seed, seed_word(env.id)]), ModelClient(model), budget=budget,
-                     seed=seed, config=config)
+    agent = CwmAgent(
+        AgentContext(env.rules),
+        np.random.default_rng([seed, seed_word(env.id)]),
+        ModelClient(model),
+        budget=budget,
+        seed=seed,
+        config=config,
+    )
     try:
         start = clock()
         asyncio.run(agent.adapt_async(Arena(env, budget=budget)))
@@ -106,9 +115,18 @@ def run_case(case: CwmCase, *, model: str, budget: int, games: int, config: CwmC
         agent.freeze()
         wins, draws = games_against_random(agent, env, games, seed)
         counts = agent.counts()
-        return CwmBenchRow(case, agent.feasible.describe(), counts["k_interval"],
-                           agent.interval is not None and agent.interval.contains(env.condition.k),
-                           counts["model_calls"], counts["steered_games"], wins, draws, games, adapt_s)
+        return CwmBenchRow(
+            case,
+            agent.feasible.describe(),
+            counts["k_interval"],
+            agent.interval is not None and agent.interval.contains(env.condition.k),
+            counts["model_calls"],
+            counts["steered_games"],
+            wins,
+            draws,
+            games,
+            adapt_s,
+        )
     finally:
         agent.close()
 
@@ -126,19 +144,32 @@ def games_against_random(agent: CwmAgent, env: Environment, games: int, seed: in
     return wins, draws
 
 
-def bench_cwm(cases: Sequence[CwmCase], *, model: str = "mock/coder", budget: int = 24, games: int = 20,
-              simulations: int = 400, mode: str = "tree", seed: int = 0, unsandboxed: bool = False,
-              clock: Callable[[], float] | None = None,
-              progress: Callable[[CwmBenchRow], None] | None = None) -> list[CwmBenchRow]:
+def bench_cwm(
+    cases: Sequence[CwmCase],
+    *,
+    model: str = "mock/coder",
+    budget: int = 24,
+    games: int = 20,
+    simulations: int = 400,
+    mode: str = "tree",
+    seed: int = 0,
+    unsandboxed: bool = False,
+    clock: Callable[[], float] | None = None,
+    progress: Callable[[CwmBenchRow], None] | None = None,
+) -> list[CwmBenchRow]:
     """One row per case (module docstring); ``progress`` after each."""
     import time
 
-    config = CwmConfig(explore_games=min(20, budget), heldout_transitions=500, max_calls=6, simulations=simulations,
-                       refine=RefineConfig(mode=mode, unsandboxed=unsandboxed))
+    config = CwmConfig(
+        explore_games=min(20, budget),
+        heldout_transitions=500,
+        max_calls=6,
+        simulations=simulations,
+        refine=RefineConfig(mode=mode, unsandboxed=unsandboxed),
+    )
     rows = []
     for case in cases:
-        row = run_case(case, model=model, budget=budget, games=games, config=config, seed=seed,
-                       clock=clock or time.perf_counter)
+        row = run_case(case, model=model, budget=budget, games=games, config=config, seed=seed, clock=clock or time.perf_counter)
         rows.append(row)
         if progress is not None:
             progress(row)

@@ -122,8 +122,7 @@ class InFlightCounter:
             self.now -= 1
 
 
-def bench_overhead(games: int = 200, seed: int = 0, progress: Progress | None = None,
-                   out: str | Path | None = None) -> OverheadResult:
+def bench_overhead(games: int = 200, seed: int = 0, progress: Progress | None = None, out: str | Path | None = None) -> OverheadResult:
     """Time ``games`` self-play games of llm-policy with the instant mock model (after a one-game warm-up)."""
     with _run_directory(out) as parent:
         run_llm(_config(budget=1, eval_games=0, seed=seed + 1), out=parent, run_id="warm-up")
@@ -134,13 +133,20 @@ def bench_overhead(games: int = 200, seed: int = 0, progress: Progress | None = 
     return OverheadResult(games, moves, seconds)
 
 
-def bench_concurrency(games: int = 64, concurrency: int = 32, latency: float = 0.05, seed: int = 0,
-                      progress: Progress | None = None, out: str | Path | None = None) -> ConcurrencyResult:
+def bench_concurrency(
+    games: int = 64,
+    concurrency: int = 32,
+    latency: float = 0.05,
+    seed: int = 0,
+    progress: Progress | None = None,
+    out: str | Path | None = None,
+) -> ConcurrencyResult:
     """Play ``games`` evaluation games against random with a mock answering after ``latency`` s; count calls in flight."""
     with _run_directory(out) as parent:
         model = InFlightCounter(make_mock(BENCH_MODEL, seed=seed, latency_s=latency))
-        client = ModelClient(BENCH_MODEL, cache=ResponseCache(Path(parent) / "concurrency" / CACHE_FILE),
-                             concurrency=concurrency, seed=seed, mock=model)
+        client = ModelClient(
+            BENCH_MODEL, cache=ResponseCache(Path(parent) / "concurrency" / CACHE_FILE), concurrency=concurrency, seed=seed, mock=model
+        )
         config = _config(budget=0, eval_games=games, seed=seed, concurrency=concurrency)
         started = time.perf_counter()
         run_llm(config, out=parent, run_id="concurrency", progress=progress, client=client)
@@ -149,8 +155,17 @@ def bench_concurrency(games: int = 64, concurrency: int = 32, latency: float = 0
 
 
 def _config(budget: int, eval_games: int, seed: int, concurrency: int = 32) -> LlmRunConfig:
-    return LlmRunConfig(agent="llm-policy", model=BENCH_MODEL, env=BENCH_ENV, budget=budget, eval_games=eval_games,
-                        opponents=(OPPONENT,), seed=seed, checkpoints=(), concurrency=concurrency)
+    return LlmRunConfig(
+        agent="llm-policy",
+        model=BENCH_MODEL,
+        env=BENCH_ENV,
+        budget=budget,
+        eval_games=eval_games,
+        opponents=(OPPONENT,),
+        seed=seed,
+        checkpoints=(),
+        concurrency=concurrency,
+    )
 
 
 def _run_directory(out: str | Path | None) -> Any:

@@ -43,8 +43,13 @@ class EpsilonPolicy:
         return self.agent.act(observation)
 
 
-def league(spec: str, double_games: int = LEAGUE_DOUBLE_GAMES, seed: int = 0, epsilon: float = LEAGUE_EPSILON,
-           on_game: Callable[[], None] | None = None) -> WinDrawLoss:
+def league(
+    spec: str,
+    double_games: int = LEAGUE_DOUBLE_GAMES,
+    seed: int = 0,
+    epsilon: float = LEAGUE_EPSILON,
+    on_game: Callable[[], None] | None = None,
+) -> WinDrawLoss:
     """Play the League measure for ``spec`` (module docstring); ``on_game()`` after each game."""
     if double_games < 1:
         raise ValueError(f"double_games={double_games}: give 1 or more")

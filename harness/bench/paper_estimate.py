@@ -69,8 +69,10 @@ class ModelCost(BaseModel):
 
     def line(self) -> str:
         cost = "unpriced (not in litellm's price table)" if self.cost_usd is None else f"${self.cost_usd:,.2f}"
-        return (f"  {self.agent}: {self.calls:,} model calls, {self.prompt_tokens:,} prompt + {self.reply_tokens:,} "
-                f"reply tokens, {cost} for {self.model} (tokens: {self.token_counter})")
+        return (
+            f"  {self.agent}: {self.calls:,} model calls, {self.prompt_tokens:,} prompt + {self.reply_tokens:,} "
+            f"reply tokens, {cost} for {self.model} (tokens: {self.token_counter})"
+        )
 
 
 class PaperEstimate(BaseModel):
@@ -112,8 +114,9 @@ class PaperEstimate(BaseModel):
             return cost.call_seconds / len(self.plan.env_ids) if cost else 0.0
         per_game = self.game_seconds[agent]
         seconds = self.adapt_seconds[agent] or 0.0
-        seconds += sum(self.checkpoints_below_budget * self.plan.checkpoint_games * (per_game[o.label] or 0.0)
-                       for o in self.plan.checkpoint_opponents)
+        seconds += sum(
+            self.checkpoints_below_budget * self.plan.checkpoint_games * (per_game[o.label] or 0.0) for o in self.plan.checkpoint_opponents
+        )
         seconds += sum(self.plan.games * (per_game[o.label] or 0.0) for o in self.plan.opponents)
         return seconds
 
@@ -129,55 +132,67 @@ class PaperEstimate(BaseModel):
         """The dry run's report, plain text."""
         plan = self.plan
         opponents = ", ".join(o.label + ("*" if o.privileged else "") for o in plan.opponents)
-        lines = [f"arena bench paper --dry-run: {_count(self.pairs, 'pair')} ({_count(len(plan.env_ids), 'environment')} x "
-                 f"{_count(len(plan.agents), 'agent')}); nothing played for the record, nothing written",
-                 f"environments: {', '.join(map(str, plan.env_ids))}",
-                 f"agents: {', '.join(plan.agents)}",
-                 f"per pair: {plan.budget:,} adaptation games; {self.checkpoint_games_per_pair:,} checkpoint games "
-                 f"({self.checkpoints_below_budget} checkpoints at {', '.join(str(c) for c in plan.checkpoints if c < plan.budget)} "
-                 f"x {plan.checkpoint_games} games x {len(plan.checkpoint_opponents)} opponents); "
-                 f"{self.eval_games_per_pair:,} evaluation games ({plan.games} per opponent x {len(plan.opponents)}: {opponents})",
-                 f"in total: {self.pairs * plan.budget:,} adaptation + {self.pairs * self.checkpoint_games_per_pair:,} "
-                 f"checkpoint + {self.pairs * self.eval_games_per_pair:,} evaluation games"]
+        lines = [
+            f"arena bench paper --dry-run: {_count(self.pairs, 'pair')} ({_count(len(plan.env_ids), 'environment')} x "
+            f"{_count(len(plan.agents), 'agent')}); nothing played for the record, nothing written",
+            f"environments: {', '.join(map(str, plan.env_ids))}",
+            f"agents: {', '.join(plan.agents)}",
+            f"per pair: {plan.budget:,} adaptation games; {self.checkpoint_games_per_pair:,} checkpoint games "
+            f"({self.checkpoints_below_budget} checkpoints at {', '.join(str(c) for c in plan.checkpoints if c < plan.budget)} "
+            f"x {plan.checkpoint_games} games x {len(plan.checkpoint_opponents)} opponents); "
+            f"{self.eval_games_per_pair:,} evaluation games ({plan.games} per opponent x {len(plan.opponents)}: {opponents})",
+            f"in total: {self.pairs * plan.budget:,} adaptation + {self.pairs * self.checkpoint_games_per_pair:,} "
+            f"checkpoint + {self.pairs * self.eval_games_per_pair:,} evaluation games",
+        ]
         lines += [f"left out: {m}" for m in plan.missing_opponents]
         untimed = f" (not counting {', '.join(self.probe_errors)}: not timed)" if self.probe_errors else ""
         lines.append(f"wall time: ~{duration(self.wall_seconds)} at --jobs {self.jobs}{untimed}")
-        lines += [f"  {label}: trained once per environment and shared by its pairs: ~{duration(seconds)} each, "
-                  f"~{duration(seconds * len(plan.env_ids))} in all" for label, seconds in self.shared_seconds.items()]
+        lines += [
+            f"  {label}: trained once per environment and shared by its pairs: ~{duration(seconds)} each, "
+            f"~{duration(seconds * len(plan.env_ids))} in all"
+            for label, seconds in self.shared_seconds.items()
+        ]
         for agent in plan.agents:
             adapt_s = self.adapt_seconds[agent]
             if agent in self.probe_errors:
                 lines.append(f"  {agent}: not timed: its probe failed ({self.probe_errors[agent]}); a run may fail its pairs too")
                 continue
             if adapt_s is None:
-                lines.append(f"  {agent}: ~{duration(self.pair_seconds(agent))} a pair (model calls at "
-                             f"{self.latency_s:g} s each; not played: a real model would be called)")
+                lines.append(
+                    f"  {agent}: ~{duration(self.pair_seconds(agent))} a pair (model calls at "
+                    f"{self.latency_s:g} s each; not played: a real model would be called)"
+                )
                 continue
-            games = ", ".join(f"{label} {seconds:.2f}" for label, seconds in self.game_seconds[agent].items()
-                              if seconds is not None)
+            games = ", ".join(f"{label} {seconds:.2f}" for label, seconds in self.game_seconds[agent].items() if seconds is not None)
             played, probe = self.adapt_probe[agent]
-            how = (f"it stopped after {played} of {probe} probe games: taken as is" if played < probe
-                   else "timed at the full budget" if probe == self.plan.budget
-                   else f"{PROBE_SMALL_GAMES} and {probe} probe games fitted to {self.plan.budget:,}")
-            lines.append(f"  {agent}: ~{duration(self.pair_seconds(agent))} a pair; adaptation ~{duration(adapt_s)} ({how}); "
-                         f"s/game: {games}")
-        lines.append(f"how: timed adaptations with budgets of {PROBE_SMALL_GAMES} and {PROBE_ADAPT_GAMES} games in this process "
-                     f"{'(plus the agent process start, through the referee) ' if self.plan.referee else ''}"
-                     f"and {PROBE_GAMES} games (1 for a slow agent) against each opponent per agent on env {self.probe_env}, "
-                     "scaled by the counts above "
-                     "(larger layouts and later adaptation may be slower; worker start-up, report and plots not counted)")
+            how = (
+                f"it stopped after {played} of {probe} probe games: taken as is"
+                if played < probe
+                else "timed at the full budget"
+                if probe == self.plan.budget
+                else f"{PROBE_SMALL_GAMES} and {probe} probe games fitted to {self.plan.budget:,}"
+            )
+            lines.append(
+                f"  {agent}: ~{duration(self.pair_seconds(agent))} a pair; adaptation ~{duration(adapt_s)} ({how}); s/game: {games}"
+            )
+        lines.append(
+            f"how: timed adaptations with budgets of {PROBE_SMALL_GAMES} and {PROBE_ADAPT_GAMES} games in this process "
+            f"{'(plus the agent process start, through the referee) ' if self.plan.referee else ''}"
+            f"and {PROBE_GAMES} games (1 for a slow agent) against each opponent per agent on env {self.probe_env}, "
+            "scaled by the counts above "
+            "(larger layouts and later adaptation may be slower; worker start-up, report and plots not counted)"
+        )
         model_agents = [a for a in plan.agents if parse_spec(a)[0].name in MODEL_AGENTS]
         if self.model_costs:
-            lines.append(f"model calls over all {len(plan.env_ids)} environments (checkpoint games counted as evaluation; "
-                         "every reply usable):")
+            lines.append(
+                f"model calls over all {len(plan.env_ids)} environments (checkpoint games counted as evaluation; every reply usable):"
+            )
             lines += [cost.line() for cost in self.model_costs]
-        lines.append("model calls: none (no model agent)" if not model_agents else
-                     "opponents and non-model agents make no model calls")
+        lines.append("model calls: none (no model agent)" if not model_agents else "opponents and non-model agents make no model calls")
         return lines
 
 
-def estimate_paper(plan: PaperPlan, jobs: int, *, latency_s: float = 1.0,
-                   timer: Callable[[], float] = time.perf_counter) -> PaperEstimate:
+def estimate_paper(plan: PaperPlan, jobs: int, *, latency_s: float = 1.0, timer: Callable[[], float] = time.perf_counter) -> PaperEstimate:
     """The dry run of ``plan`` at ``jobs`` workers (plays a few games here; writes nothing, calls no real model)."""
     env = make_env(plan.env_ids[0])
     adapt_seconds: dict[str, float | None] = {}
@@ -194,8 +209,7 @@ def estimate_paper(plan: PaperPlan, jobs: int, *, latency_s: float = 1.0,
         adapt_seconds[agent], game_seconds[agent] = None, {o.label: None for o in plan.opponents}
         if not real_model:
             try:
-                adapt_seconds[agent], adapt_probe[agent], game_seconds[agent] = _probe(agent, env, plan, task, timer,
-                                                                                        shared_seconds)
+                adapt_seconds[agent], adapt_probe[agent], game_seconds[agent] = _probe(agent, env, plan, task, timer, shared_seconds)
             except Exception as error:  # noqa: BLE001 - the estimate says the agent could not be timed, and why
                 probe_errors[agent] = f"{type(error).__name__}: {error}"
         if entry.name in MODEL_AGENTS:
@@ -205,14 +219,23 @@ def estimate_paper(plan: PaperPlan, jobs: int, *, latency_s: float = 1.0,
     stems = {o.label: _shared_stem(shared_ppo(task, o.spec)) for o in plan.opponents}
     # a training shared with the adaptive ppo row is in that row's adaptation time already
     shared_seconds = {label: seconds for label, seconds in shared_seconds.items() if stems[label] not in rows}
-    return PaperEstimate(plan=plan, jobs=jobs, probe_env=env.id, adapt_seconds=adapt_seconds, adapt_probe=adapt_probe,
-                         probe_errors=probe_errors, game_seconds=game_seconds, shared_seconds=shared_seconds,
-                         model_costs=tuple(costs), latency_s=latency_s)
+    return PaperEstimate(
+        plan=plan,
+        jobs=jobs,
+        probe_env=env.id,
+        adapt_seconds=adapt_seconds,
+        adapt_probe=adapt_probe,
+        probe_errors=probe_errors,
+        game_seconds=game_seconds,
+        shared_seconds=shared_seconds,
+        model_costs=tuple(costs),
+        latency_s=latency_s,
+    )
 
 
-
-def _probe(agent: str, env: Any, plan: PaperPlan, task: PaperTask, timer: Callable[[], float],
-           shared_seconds: dict[str, float]) -> tuple[float, tuple[int, int], dict[str, float | None]]:
+def _probe(
+    agent: str, env: Any, plan: PaperPlan, task: PaperTask, timer: Callable[[], float], shared_seconds: dict[str, float]
+) -> tuple[float, tuple[int, int], dict[str, float | None]]:
     """A pair's adaptation seconds, the probe's (games played, budget), and seconds per game against each opponent.
 
     With ``plan.referee`` (as the run plays) the agent's process is started once with a budget of
@@ -222,8 +245,14 @@ def _probe(agent: str, env: Any, plan: PaperPlan, task: PaperTask, timer: Callab
     """
     overhead = 0.0
     if plan.referee:
-        job = AgentJob(agent=agent, rules=env.rules, budget=min(PROBE_START_GAMES, plan.budget), seed=plan.seed,
-                       plugins=plan.plugins, privileged_condition=env.condition if is_privileged(agent) else None)
+        job = AgentJob(
+            agent=agent,
+            rules=env.rules,
+            budget=min(PROBE_START_GAMES, plan.budget),
+            seed=plan.seed,
+            plugins=plan.plugins,
+            privileged_condition=env.condition if is_privileged(agent) else None,
+        )
         started = timer()
         session = AgentSession(env, job)
         try:
@@ -247,6 +276,7 @@ def _adapt_seconds(agent: str, env: Any, plan: PaperPlan, timer: Callable[[], fl
     per-game rate, scaled to the plan's budget; an agent that stops before the larger budget is taken
     as is. Returns (seconds, games played, probe budget, the adapted and frozen agent).
     """
+
     def timed(budget: int) -> tuple[float, int, Any]:
         arena = WatchedArena(env, budget, privileged=is_privileged(agent))
         grant = arena.grant_simulator if is_privileged(agent) else None
@@ -270,8 +300,9 @@ def _adapt_seconds(agent: str, env: Any, plan: PaperPlan, timer: Callable[[], fl
     return max(0.0, small_s - rate * small) + rate * plan.budget, played, large, policy
 
 
-def _time_games(policy: Any, env: Any, plan: PaperPlan, task: PaperTask, timer: Callable[[], float],
-                shared_seconds: dict[str, float]) -> dict[str, float | None]:
+def _time_games(
+    policy: Any, env: Any, plan: PaperPlan, task: PaperTask, timer: Callable[[], float], shared_seconds: dict[str, float]
+) -> dict[str, float | None]:
     """Seconds per game of the frozen ``policy`` against each opponent.
 
     An opponent the run trains once per environment (``shared_ppo``) trains in a first untimed game whose
@@ -314,17 +345,32 @@ def _model_cost(plan: PaperPlan, agent: str, name: str, values: dict[str, Any], 
     checkpoint_games = sum(c < plan.budget for c in plan.checkpoints) * len(plan.checkpoint_opponents) * plan.checkpoint_games
     estimates: list[RunEstimate] = []
     for env_id in plan.env_ids:
-        config = LlmRunConfig.model_validate({
-            "agent": name, "model": values["model"], "env": env_id, "budget": plan.budget, "seed": plan.seed,
-            "opponents": ("random",), "eval_games": len(plan.opponents) * plan.games + checkpoint_games, "concurrency": 1,
-            **({"hint": values["hint"]} if "hint" in values else {}), **({"cwm_calls": values["calls"]} if name == "cwm" else {})})
+        config = LlmRunConfig.model_validate(
+            {
+                "agent": name,
+                "model": values["model"],
+                "env": env_id,
+                "budget": plan.budget,
+                "seed": plan.seed,
+                "opponents": ("random",),
+                "eval_games": len(plan.opponents) * plan.games + checkpoint_games,
+                "concurrency": 1,
+                **({"hint": values["hint"]} if "hint" in values else {}),
+                **({"cwm_calls": values["calls"]} if name == "cwm" else {}),
+            }
+        )
         estimates.append(estimate_run(config, latency_s=latency_s))
     priced = [e.cost_usd for e in estimates]
     return ModelCost(
-        agent=agent, model=values["model"], calls=sum(e.calls for e in estimates),
-        prompt_tokens=sum(e.prompt_tokens for e in estimates), reply_tokens=sum(e.reply_tokens for e in estimates),
+        agent=agent,
+        model=values["model"],
+        calls=sum(e.calls for e in estimates),
+        prompt_tokens=sum(e.prompt_tokens for e in estimates),
+        reply_tokens=sum(e.reply_tokens for e in estimates),
         cost_usd=None if any(c is None for c in priced) else sum(c for c in priced if c is not None),
-        call_seconds=sum(e.wall_s for e in estimates), token_counter=estimates[0].token_counter)
+        call_seconds=sum(e.wall_s for e in estimates),
+        token_counter=estimates[0].token_counter,
+    )
 
 
 def _shared_stem(spec: str) -> str:

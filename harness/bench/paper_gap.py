@@ -19,8 +19,13 @@ from engine.env_spec import is_paper_env
 from harness.bench.paper_plan import EnvAgentResult, PaperPlan
 from harness.tournaments.stats import wilson
 
-GAP_COLUMNS = ("agent", "opponent", "published 56: win % [95% CI] (games)", "held-out: win % [95% CI] (games)",
-               "gap (held-out - 56), pp [95% CI]")
+GAP_COLUMNS = (
+    "agent",
+    "opponent",
+    "published 56: win % [95% CI] (games)",
+    "held-out: win % [95% CI] (games)",
+    "gap (held-out - 56), pp [95% CI]",
+)
 ALL_OPPONENTS = "all"
 
 
@@ -79,7 +84,14 @@ def gap_markdown(plan: PaperPlan, pairs: Sequence[EnvAgentResult]) -> list[str]:
     header = "| " + " | ".join(GAP_COLUMNS) + " |"
     rule = "|" + "|".join("---" for _ in GAP_COLUMNS) + "|"
     held = sum(not is_paper_env(key) for key in plan.env_ids)
-    return ["## Generalisation: the published 56 vs held-out environments", "",
-            f"Final evaluation win rates; {len(plan.env_ids) - held} published and {held} held-out environments "
-            "(never pooled). Gap: held-out minus published, percentage points, Newcombe 95% interval.", "",
-            header, rule, *("| " + " | ".join(row) + " |" for row in gap_rows(plan, pairs)), ""]
+    return [
+        "## Generalisation: the published 56 vs held-out environments",
+        "",
+        f"Final evaluation win rates; {len(plan.env_ids) - held} published and {held} held-out environments "
+        "(never pooled). Gap: held-out minus published, percentage points, Newcombe 95% interval.",
+        "",
+        header,
+        rule,
+        *("| " + " | ".join(row) + " |" for row in gap_rows(plan, pairs)),
+        "",
+    ]

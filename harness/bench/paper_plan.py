@@ -45,9 +45,7 @@ QUICK = {"budget": 200, "games": 10, "checkpoint_games": 4}
 # --quick: one environment per condition family, all on the smallest layout (Random Board 2, 6x8).
 QUICK_ENVS = (5, 12, 26, 33, 47)
 # --quick: smaller settings of the real agents, applied only to parameters the agent has and the spec leaves out.
-QUICK_AGENT_PARAMS: dict[str, dict[str, Any]] = {
-    "adaptive-minimax": {"population": 10},
-}
+QUICK_AGENT_PARAMS: dict[str, dict[str, Any]] = {"adaptive-minimax": {"population": 10}}
 
 
 class Opponent(BaseModel):
@@ -231,17 +229,24 @@ def with_quick_params(spec: str) -> str:
     entry = parse_spec(spec)[0]
     name, _, arguments = spec.strip().partition(":")
     given = {item.partition("=")[0].strip() for item in arguments.split(",") if item.strip()}
-    extra = [f"{k}={v}" for k, v in QUICK_AGENT_PARAMS.get(entry.name, {}).items()
-             if k in entry.params and k not in given]
+    extra = [f"{k}={v}" for k, v in QUICK_AGENT_PARAMS.get(entry.name, {}).items() if k in entry.params and k not in given]
     if not extra:
         return spec
     return f"{name}:" + ",".join([arguments.strip()] * bool(arguments.strip()) + extra)
 
 
 def make_paper_plan(
-    env_ids: Sequence[EnvKey] | None = None, agents: Sequence[str] | None = None, *, budget: int | None = None,
-    games: int | None = None, checkpoint_games: int | None = None, seed: int = 0, quick: bool = False,
-    paper_mcts: bool = True, held_out: Sequence[EnvKey] = (), dry_run: bool = False,
+    env_ids: Sequence[EnvKey] | None = None,
+    agents: Sequence[str] | None = None,
+    *,
+    budget: int | None = None,
+    games: int | None = None,
+    checkpoint_games: int | None = None,
+    seed: int = 0,
+    quick: bool = False,
+    paper_mcts: bool = True,
+    held_out: Sequence[EnvKey] = (),
+    dry_run: bool = False,
     opponents: Sequence[str] | None = None,
 ) -> PaperPlan:
     """A checked plan; settings left as None take the full (or ``quick``) defaults.
@@ -281,9 +286,18 @@ def make_paper_plan(
         chosen, missing = _ppo_for_budget(*paper_opponents(paper_mcts), budget)
     else:
         chosen, missing = given_opponents(opponents, ids[0]), ()
-    return PaperPlan(env_ids=ids, agents=specs, budget=budget, games=games, checkpoint_games=checkpoint_games,
-                     checkpoints=checkpoints_for(budget), opponents=chosen, seed=seed, quick=quick,
-                     missing_opponents=missing)
+    return PaperPlan(
+        env_ids=ids,
+        agents=specs,
+        budget=budget,
+        games=games,
+        checkpoint_games=checkpoint_games,
+        checkpoints=checkpoints_for(budget),
+        opponents=chosen,
+        seed=seed,
+        quick=quick,
+        missing_opponents=missing,
+    )
 
 
 def given_opponents(specs: Sequence[str], env_id: EnvKey) -> tuple[Opponent, ...]:
@@ -307,12 +321,10 @@ def calls_a_model(spec: str) -> bool:
     return entry.model_driven and not str(values.get("model", "")).startswith("mock/")
 
 
-def _ppo_for_budget(opponents: tuple[Opponent, ...], missing: tuple[str, ...],
-                    budget: int) -> tuple[tuple[Opponent, ...], tuple[str, ...]]:
+def _ppo_for_budget(opponents: tuple[Opponent, ...], missing: tuple[str, ...], budget: int) -> tuple[tuple[Opponent, ...], tuple[str, ...]]:
     """PPO-2K trains for the plan's budget (2,000 games in the full plan); below :data:`PPO_MIN_BUDGET` it is left out."""
     if budget >= PPO_MIN_BUDGET:
-        return tuple(o.model_copy(update={"spec": f"ppo-2k:games={budget}"}) if o.label == "PPO-2K" else o
-                     for o in opponents), missing
+        return tuple(o.model_copy(update={"spec": f"ppo-2k:games={budget}"}) if o.label == "PPO-2K" else o for o in opponents), missing
     left_out = f"ppo-2k (a budget of {budget} games is too few to train it: {PPO_MIN_BUDGET} or more)"
     return tuple(o for o in opponents if o.label != "PPO-2K"), (*missing, left_out)
 

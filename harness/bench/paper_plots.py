@@ -81,12 +81,15 @@ def convergence_figure(summary: PaperSummary) -> Figure | None:
                 pooled = counts.get(condition, {}).get(opponent.label, {})
                 if all(g in pooled for g in games):
                     low, high = zip(*(wilson(pooled[g].wins, pooled[g].games) for g in games))
-                    ax.fill_between(games, [100 * v for v in low], [100 * v for v in high],
-                                    color=line.get_color(), alpha=0.15, linewidth=0)
+                    ax.fill_between(games, [100 * v for v in low], [100 * v for v in high], color=line.get_color(), alpha=0.15, linewidth=0)
                     banded = True
-            ax.set(title=f"{agent} vs {agent_label(opponent.label, opponent.privileged)}",
-                   xlabel="games played in adaptation (count)", ylabel="win rate (%)", ylim=(-3, 103),
-                   xticks=summary.plan.checkpoints)
+            ax.set(
+                title=f"{agent} vs {agent_label(opponent.label, opponent.privileged)}",
+                xlabel="games played in adaptation (count)",
+                ylabel="win rate (%)",
+                ylim=(-3, 103),
+                xticks=summary.plan.checkpoints,
+            )
             ax.grid(alpha=0.3)
     axes[0, -1].legend(title="condition", fontsize="small", title_fontsize="small", loc="best")
     band = ";\nbands: Wilson 95% interval, games pooled over layouts" if banded else ""
@@ -121,8 +124,7 @@ def plot_weight_curves(summary: PaperSummary, run_dir: Path) -> tuple[list[str],
             continue
         slug = re.sub(r"[^A-Za-z0-9=.-]+", "-", agent).strip("-")
         selections = [("mean", "mean over layouts", pairs)]
-        selections += [(f"L{i + 1}", f"layout {i + 1} ({layouts()[i].name})", [r for r in pairs if r.layout == i])
-                       for i in (0, 1)]
+        selections += [(f"L{i + 1}", f"layout {i + 1} ({layouts()[i].name})", [r for r in pairs if r.layout == i]) for i in (0, 1)]
         for suffix, title, chosen in selections:
             if chosen:
                 figure = weights_figure(chosen, f"{agent}: WeightNet weights vs rho, {title}")
@@ -152,8 +154,14 @@ def weights_figure(pairs: Sequence[EnvAgentResult], title: str) -> Figure:
                 for index, name in enumerate(WEIGHT_NAMES):
                     (line,) = ax.plot(x, mean[:, index], label=name)
                     if len(stacked) > 1:
-                        ax.fill_between(x, mean[:, index] - spread[:, index], mean[:, index] + spread[:, index],
-                                        color=line.get_color(), alpha=0.15, linewidth=0)
+                        ax.fill_between(
+                            x,
+                            mean[:, index] - spread[:, index],
+                            mean[:, index] + spread[:, index],
+                            color=line.get_color(),
+                            alpha=0.15,
+                            linewidth=0,
+                        )
                         banded = True
             ax.axhline(0.0, color="grey", linewidth=0.5)
             ax.set_title(f"{condition}, game progress {progress}", fontsize="small")

@@ -26,12 +26,7 @@ from harness.bench.paper_summary import (
 )
 from harness.prompting.waves import wave_label
 from harness.registry.specs import parse_spec
-from harness.tournaments.results import (
-    PRIVILEGED_MARK,
-    PRIVILEGED_NOTE,
-    _markdown_table,
-    agent_label,
-)
+from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE, _markdown_table, agent_label
 
 
 def wdl(win: float, draw: float, lose: float) -> str:
@@ -63,8 +58,7 @@ def per_env_rows(summary: PaperSummary, agent: str) -> tuple[list[str], list[lis
         rows.append([condition, str(result.layout + 1), "ours", *cells])
         if with_paper:
             paper = paper_rows.get(f"{result.condition}|{result.layout + 1}", {})
-            rows.append(["", "", "paper", *(wdl(*paper[o.label]) if o.label in paper else "-"
-                                            for o in summary.plan.opponents)])
+            rows.append(["", "", "paper", *(wdl(*paper[o.label]) if o.label in paper else "-" for o in summary.plan.opponents)])
         previous = result.condition
     return columns, rows
 
@@ -73,23 +67,35 @@ def condition_rows(summary: PaperSummary, outcome: str = "win") -> tuple[list[st
     """The paper's Table 1 layout: per condition the paper's row, each agent's mean ± std, and ours - paper (pp)."""
     columns = ["C", "agent", "envs", *opponent_headers(summary.plan)]
     labels = [o.label for o in summary.plan.opponents]
-    paper_ppo = table2_condition_stats({(key.rpartition("|")[0], int(key.rpartition("|")[2])): row
-                                        for key, row in summary.paper_ppo.items()})
+    paper_ppo = table2_condition_stats(
+        {(key.rpartition("|")[0], int(key.rpartition("|")[2])): row for key, row in summary.paper_ppo.items()}
+    )
     rows = []
     for condition in paper_order(c for table in summary.per_condition.values() for c in table):
         paper = summary.paper_table1.get(condition, {})
-        rows.append([condition, "paper: Adaptive Minimax", "7",
-                     *(paper[o][outcome].cell() if o in paper else "-" for o in labels)])
+        rows.append([condition, "paper: Adaptive Minimax", "7", *(paper[o][outcome].cell() if o in paper else "-" for o in labels)])
         for agent, table in summary.per_condition.items():
             ours = {o: table.get(condition, {}).get(o, {}).get(outcome) for o in labels}
             envs = max((s.n for s in ours.values() if s), default=0)
             rows.append(["", wave_label(agent), str(envs), *(s.cell() if s else "-" for s in ours.values())])
             if parse_spec(agent)[0].name == PPO and condition in paper_ppo:
-                rows.append(["", "  paper: PPO, 2K games (Table 4)", "7", *(
-                    paper_ppo[condition][o][outcome].cell() if o in paper_ppo[condition] else "-" for o in labels)])
+                rows.append(
+                    [
+                        "",
+                        "  paper: PPO, 2K games (Table 4)",
+                        "7",
+                        *(paper_ppo[condition][o][outcome].cell() if o in paper_ppo[condition] else "-" for o in labels),
+                    ]
+                )
             if parse_spec(agent)[0].name == ADAPTIVE_MINIMAX:
-                rows.append(["", "  ours - paper (pp)", "", *(
-                    f"{s.mean - paper[o][outcome].mean:+.1f}" if s and o in paper else "-" for o, s in ours.items())])
+                rows.append(
+                    [
+                        "",
+                        "  ours - paper (pp)",
+                        "",
+                        *(f"{s.mean - paper[o][outcome].mean:+.1f}" if s and o in paper else "-" for o, s in ours.items()),
+                    ]
+                )
     return columns, rows
 
 
@@ -102,8 +108,13 @@ def convergence_rows(summary: PaperSummary, agent: str) -> tuple[list[str], list
     for condition in paper_order(table):
         for index, opponent in enumerate(plan.checkpoint_opponents):
             stats = table[condition].get(opponent.label, {})
-            rows.append([condition if index == 0 else "", agent_label(opponent.label, opponent.privileged),
-                         *(f"{stats[g].mean:.0f}" if g in stats else "-" for g in plan.checkpoints)])
+            rows.append(
+                [
+                    condition if index == 0 else "",
+                    agent_label(opponent.label, opponent.privileged),
+                    *(f"{stats[g].mean:.0f}" if g in stats else "-" for g in plan.checkpoints),
+                ]
+            )
     return columns, rows
 
 
@@ -113,9 +124,17 @@ def belief_rows(summary: PaperSummary) -> list[list[str]]:
     for r in summary.pairs:
         if r.belief is not None and r.belief_score is not None:
             score = r.belief_score
-            rows.append([str(r.env_id), wave_label(r.agent), r.condition, f"[{r.belief.k_low:.3f}, {r.belief.k_high:.3f}]",
-                         f"{r.belief.regime} ({'right' if score.regime_correct else 'wrong'})",
-                         "yes" if score.contains_k else "NO", f"{score.width:.3f}"])
+            rows.append(
+                [
+                    str(r.env_id),
+                    wave_label(r.agent),
+                    r.condition,
+                    f"[{r.belief.k_low:.3f}, {r.belief.k_high:.3f}]",
+                    f"{r.belief.regime} ({'right' if score.regime_correct else 'wrong'})",
+                    "yes" if score.contains_k else "NO",
+                    f"{score.width:.3f}",
+                ]
+            )
     return rows
 
 
@@ -128,11 +147,17 @@ def cost_rows(summary: PaperSummary) -> list[list[str]]:
             continue
         used = [r.games_used for r in mine]
         adapt = [r.adapt_seconds for r in mine]
-        rows.append([wave_label(agent), f"{sum(r.status == 'ok' for r in mine)}/{len(mine)}",
-                     f"{min(used)}-{max(used)}/{summary.plan.budget}", str(sum(r.refused_games for r in mine)),
-                     f"{statistics.fmean(adapt):.1f} (max {max(adapt):.1f})",
-                     f"{statistics.fmean(r.checkpoint_seconds for r in mine):.1f}",
-                     f"{statistics.fmean(r.eval_seconds for r in mine):.1f}"])
+        rows.append(
+            [
+                wave_label(agent),
+                f"{sum(r.status == 'ok' for r in mine)}/{len(mine)}",
+                f"{min(used)}-{max(used)}/{summary.plan.budget}",
+                str(sum(r.refused_games for r in mine)),
+                f"{statistics.fmean(adapt):.1f} (max {max(adapt):.1f})",
+                f"{statistics.fmean(r.checkpoint_seconds for r in mine):.1f}",
+                f"{statistics.fmean(r.eval_seconds for r in mine):.1f}",
+            ]
+        )
     return rows
 
 
@@ -147,47 +172,74 @@ def failures(summary: PaperSummary) -> list[str]:
 
 def describe(plan: PaperPlan) -> str:
     """One line: environments, agents, budget, games, checkpoints, seed."""
-    return (f"{len(plan.env_ids)} environments x {len(plan.agents)} adaptive agents; budget {plan.budget} games; "
-            f"final evaluation {plan.games} games per opponent, checkpoints at {', '.join(map(str, plan.checkpoints))} "
-            f"games ({plan.checkpoint_games} per opponent; the last is the final evaluation); colours alternating; "
-            f"seed {plan.seed}{'; --quick' if plan.quick else ''}. {enforcement(plan)}")
+    return (
+        f"{len(plan.env_ids)} environments x {len(plan.agents)} adaptive agents; budget {plan.budget} games; "
+        f"final evaluation {plan.games} games per opponent, checkpoints at {', '.join(map(str, plan.checkpoints))} "
+        f"games ({plan.checkpoint_games} per opponent; the last is the final evaluation); colours alternating; "
+        f"seed {plan.seed}{'; --quick' if plan.quick else ''}. {enforcement(plan)}"
+    )
 
 
 def enforcement(plan: PaperPlan) -> str:
     """How the budget and K were held: by the referee process, or (UNENFORCED) in-process."""
     if plan.referee:
         return "Enforced: each agent adapted in its own process; K, the ledger and the opponents stayed with the referee."
-    return ("**UNENFORCED**: agents adapted in-process (--in-process), where a cheating agent could read K or reset "
-            "its ledger; use these numbers for quick experiments only.")
+    return (
+        "**UNENFORCED**: agents adapted in-process (--in-process), where a cheating agent could read K or reset "
+        "its ledger; use these numbers for quick experiments only."
+    )
 
 
 def report_markdown(summary: PaperSummary, plots: Sequence[str] = ()) -> str:
     """``report.md``: settings, checks, Table 1 and Table 2 layouts, convergence, beliefs, costs, notes, plots."""
     plan = summary.plan
     legend = "; ".join(f"L{i + 1} = {layout.name}" for i, layout in enumerate(layouts()))
-    parts = ["# arena bench paper", "", describe(plan), "",
-             "Opponents: " + ", ".join(f"{o.label} = `{o.spec}`" for o in plan.opponents) + ".", "",
-             "## Targets (issue 5)", "", *(f"- **{c.mark}** {c.text}" for c in summary.checks), ""]
+    parts = [
+        "# arena bench paper",
+        "",
+        describe(plan),
+        "",
+        "Opponents: " + ", ".join(f"{o.label} = `{o.spec}`" for o in plan.opponents) + ".",
+        "",
+        "## Targets (issue 5)",
+        "",
+        *(f"- **{c.mark}** {c.text}" for c in summary.checks),
+        "",
+    ]
     if failed := failures(summary):
         parts += ["## Failures", "", *(f"- {line}" for line in failed), ""]
     for outcome in OUTCOMES:
         columns, rows = condition_rows(summary, outcome)
-        parts += [f"## Per condition: {outcome} rate % (mean ± std over layouts; Table 1 layout)", "",
-                  *_markdown_table(columns, rows), ""]
+        parts += [f"## Per condition: {outcome} rate % (mean ± std over layouts; Table 1 layout)", "", *_markdown_table(columns, rows), ""]
     parts += gap_markdown(plan, summary.pairs)
     for agent in plan.agents:
         columns, rows = per_env_rows(summary, agent)
-        parts += [f"## Per environment: {wave_label(agent)}, W/D/L % (Table 2 layout)", "", legend, "",
-                  *_markdown_table(columns, rows), ""]
+        parts += [f"## Per environment: {wave_label(agent)}, W/D/L % (Table 2 layout)", "", legend, "", *_markdown_table(columns, rows), ""]
         columns, rows = convergence_rows(summary, agent)
-        parts += [f"### Convergence of {wave_label(agent)}: win % at each checkpoint (@ games played)", "",
-                  *_markdown_table(columns, rows), ""]
+        parts += [
+            f"### Convergence of {wave_label(agent)}: win % at each checkpoint (@ games played)",
+            "",
+            *_markdown_table(columns, rows),
+            "",
+        ]
     if rows := belief_rows(summary):
         inside = sum(row[5] == "yes" for row in rows)
-        parts += ["## Beliefs about K", "", f"The interval contains the true K in {inside} of {len(rows)} environments.",
-                  "", *_markdown_table(BELIEF_COLUMNS, rows), ""]
-    parts += ["## Budget and time", "", "Seconds are means per environment (adaptation excludes checkpoint matches).", "",
-              *_markdown_table(COST_COLUMNS, cost_rows(summary)), ""]
+        parts += [
+            "## Beliefs about K",
+            "",
+            f"The interval contains the true K in {inside} of {len(rows)} environments.",
+            "",
+            *_markdown_table(BELIEF_COLUMNS, rows),
+            "",
+        ]
+    parts += [
+        "## Budget and time",
+        "",
+        "Seconds are means per environment (adaptation excludes checkpoint matches).",
+        "",
+        *_markdown_table(COST_COLUMNS, cost_rows(summary)),
+        "",
+    ]
     if pair_notes := [f"- env {r.env_id}, {wave_label(r.agent)}: {note}" for r in summary.pairs for note in r.notes]:
         parts += ["## Notes on single pairs", "", *pair_notes, ""]
     parts += ["## Notes", "", f"- \\{PRIVILEGED_MARK} {PRIVILEGED_NOTE}", *(f"- {note}" for note in summary.notes)]
@@ -196,8 +248,9 @@ def report_markdown(summary: PaperSummary, plots: Sequence[str] = ()) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_outputs(plan: PaperPlan, results: Sequence[EnvAgentResult], run_dir: Path,
-                  paper_table2: Path | None = DEFAULT_PAPER_TABLE2) -> tuple[PaperSummary, list[str]]:
+def write_outputs(
+    plan: PaperPlan, results: Sequence[EnvAgentResult], run_dir: Path, paper_table2: Path | None = DEFAULT_PAPER_TABLE2
+) -> tuple[PaperSummary, list[str]]:
     """Write the plots, ``results.json`` and ``report.md`` into ``run_dir``; returns the summary and the plot paths."""
     from harness.bench.paper_plots import write_plots  # matplotlib only when writing
 

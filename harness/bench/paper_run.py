@@ -105,8 +105,14 @@ def read_results(run_dir: Path) -> dict[tuple[EnvKey, str], EnvAgentResult]:
 
 
 def run_bench_paper(
-    plan: PaperPlan, run_dir: Path, jobs: int, *, command: str = "", resume: bool = False,
-    on_result: Callable[[EnvAgentResult], None] | None = None, stop: StopRequest | None = None,
+    plan: PaperPlan,
+    run_dir: Path,
+    jobs: int,
+    *,
+    command: str = "",
+    resume: bool = False,
+    on_result: Callable[[EnvAgentResult], None] | None = None,
+    stop: StopRequest | None = None,
     shared_dir: Path | None = None,
 ) -> list[EnvAgentResult]:
     """Run the plan's pairs not finished yet (``resume``: those without an ``ok`` line), streaming each line.
@@ -129,8 +135,16 @@ def run_bench_paper(
     return [recorded[task.key] for task in plan.tasks() if task.key in recorded]
 
 
-def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: bool,
-               on_result: Callable[[EnvAgentResult], None] | None, stop: StopRequest | None, shared_dir: Path) -> None:
+def _run_pairs(
+    plan: PaperPlan,
+    run_dir: Path,
+    jobs: int,
+    command: str,
+    resume: bool,
+    on_result: Callable[[EnvAgentResult], None] | None,
+    stop: StopRequest | None,
+    shared_dir: Path,
+) -> None:
     """Play the pairs not finished yet and append their lines (the caller holds the writer lock)."""
     if resume:
         _drop_partial_line(run_dir / "results.jsonl")
@@ -158,8 +172,7 @@ def _run_pairs(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resume: 
             raise RunInterrupted(len(finished) + played, len(plan.tasks()), forced=True) from None
         raise
     finally:
-        _write_json(run_dir / "manifest.json", manifest | {"status": status, "finished_at": _now()}
-                    | ({"error": error} if error else {}))
+        _write_json(run_dir / "manifest.json", manifest | {"status": status, "finished_at": _now()} | ({"error": error} if error else {}))
 
 
 def _drop_partial_line(path: Path) -> None:
@@ -170,16 +183,29 @@ def _drop_partial_line(path: Path) -> None:
 
 def _manifest(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resumed: int) -> dict[str, object]:
     return {
-        "schema_version": SCHEMA, "kind": "bench-paper", "run_id": run_dir.name, "command": command,
-        "plan": plan.model_dump(mode="json"), "pairs": len(plan.tasks()), "already_finished": resumed,
-        "jobs": jobs, "privileged_opponents": [o.label for o in plan.opponents if o.privileged],
+        "schema_version": SCHEMA,
+        "kind": "bench-paper",
+        "run_id": run_dir.name,
+        "command": command,
+        "plan": plan.model_dump(mode="json"),
+        "pairs": len(plan.tasks()),
+        "already_finished": resumed,
+        "jobs": jobs,
+        "privileged_opponents": [o.label for o in plan.opponents if o.privileged],
         "referee": "process: K, the ledger and the opponents in the referee; each agent in its own process"
-                   if plan.referee else "in-process (UNENFORCED: a cheating agent could reach K or the ledger)",
+        if plan.referee
+        else "in-process (UNENFORCED: a cheating agent could reach K or the ledger)",
         "seeding": "agent and match seeds = SeedSequence([seed, env_id, sha256(agent spec), ...]): "
-                   "independent of --jobs and of the other pairs",
-        "plugins": {name: source for name, source in loaded_plugins().items() if any(
-            spec.split(":")[0] == name for spec in (*plan.agents, *(o.spec for o in plan.opponents)))},
-        "versions": versions(), "git": git_commit(), "started_at": _now(), "status": "running",
+        "independent of --jobs and of the other pairs",
+        "plugins": {
+            name: source
+            for name, source in loaded_plugins().items()
+            if any(spec.split(":")[0] == name for spec in (*plan.agents, *(o.spec for o in plan.opponents)))
+        },
+        "versions": versions(),
+        "git": git_commit(),
+        "started_at": _now(),
+        "status": "running",
     }
 
 

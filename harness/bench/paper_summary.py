@@ -54,8 +54,7 @@ class Stat(BaseModel):
     @classmethod
     def of(cls, values: Sequence[float]) -> Stat:
         values = list(values)
-        return cls(mean=statistics.fmean(values), std=statistics.stdev(values) if len(values) > 1 else 0.0,
-                   n=len(values))
+        return cls(mean=statistics.fmean(values), std=statistics.stdev(values) if len(values) > 1 else 0.0, n=len(values))
 
     def cell(self) -> str:
         return f"{self.mean:.1f} ± {self.std:.1f}"
@@ -123,8 +122,10 @@ def paper_table1() -> ConditionTable:
 def load_paper_table2(path: Path = DEFAULT_PAPER_TABLE2) -> PaperTable2:
     """The paper's Table 2 from its JSON file: (condition, layout 1-7) -> opponent -> (win, draw, lose) percent."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    return {(row["condition"], int(row["layout"])): {o: tuple(float(x) for x in row[o]) for o in PAPER_OPPONENTS
-                                                     if o in row} for row in data["rows"]}
+    return {
+        (row["condition"], int(row["layout"])): {o: tuple(float(x) for x in row[o]) for o in PAPER_OPPONENTS if o in row}
+        for row in data["rows"]
+    }
 
 
 def load_paper_ppo(path: Path = PAPER_PPO_TABLE) -> dict[str, dict[str, tuple[float, float, float]]]:
@@ -154,8 +155,7 @@ def paper_consistency(table1: ConditionTable, table2: PaperTable2, tolerance: fl
                 if other is None:
                     problems.append(f"{condition} vs {opponent} ({outcome}): not in Table 2")
                 elif abs(other.mean - stat.mean) > tolerance or abs(other.std - stat.std) > tolerance:
-                    problems.append(f"{condition} vs {opponent} ({outcome}): Table 1 {stat.cell()}, "
-                                    f"Table 2 gives {other.cell()}")
+                    problems.append(f"{condition} vs {opponent} ({outcome}): Table 1 {stat.cell()}, Table 2 gives {other.cell()}")
     return problems
 
 
@@ -183,8 +183,7 @@ def convergence_stats(results: Sequence[EnvAgentResult], agent: str) -> dict[str
 
 def convergence_counts(results: Sequence[EnvAgentResult], agent: str) -> dict[str, dict[str, dict[int, WinCount]]]:
     """Wins and games at each planned checkpoint, summed over environments: condition -> opponent -> games."""
-    counts: dict[str, dict[str, dict[int, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(
-        lambda: [0, 0])))
+    counts: dict[str, dict[str, dict[int, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
     for result in results:
         if result.agent == agent and result.status == "ok":
             for checkpoint in result.checkpoints:
@@ -192,8 +191,9 @@ def convergence_counts(results: Sequence[EnvAgentResult], agent: str) -> dict[st
                     tally = counts[result.condition][outcome.opponent][checkpoint.planned_games]
                     tally[0] += outcome.win
                     tally[1] += outcome.win + outcome.draw + outcome.lose
-    return {c: {o: {g: WinCount(wins=w, games=n) for g, (w, n) in sorted(by.items())} for o, by in ops.items()}
-            for c, ops in counts.items()}
+    return {
+        c: {o: {g: WinCount(wins=w, games=n) for g, (w, n) in sorted(by.items())} for o, by in ops.items()} for c, ops in counts.items()
+    }
 
 
 def agent_with_role(agents: Sequence[str], role: str) -> str | None:
@@ -213,14 +213,28 @@ def target_checks(per_condition: dict[str, ConditionTable], table1: ConditionTab
         if stat is None or paper is None:
             continue
         gap = stat.mean - paper.mean
-        checks.append(Check(target="a", passed=abs(gap) <= TOLERANCE_PP, text=(
-            f"(a) {condition}: {am} vs Random {stat.mean:.1f}% ({_layouts(stat)}), paper {paper.mean:.1f}%, "
-            f"difference {gap:+.1f} pp (limit ±{TOLERANCE_PP:g})")))
+        checks.append(
+            Check(
+                target="a",
+                passed=abs(gap) <= TOLERANCE_PP,
+                text=(
+                    f"(a) {condition}: {am} vs Random {stat.mean:.1f}% ({_layouts(stat)}), paper {paper.mean:.1f}%, "
+                    f"difference {gap:+.1f} pp (limit ±{TOLERANCE_PP:g})"
+                ),
+            )
+        )
     misses = [c.text.split(":")[0][4:] for c in checks if c.passed is False]
     if checks:
-        checks.append(Check(target="a", passed=not misses, text=(
-            f"(a) {len(checks) - len(misses)} of {len(checks)} conditions within {TOLERANCE_PP:g} pp of the paper"
-            + (f"; misses: {', '.join(misses)}" if misses else ""))))
+        checks.append(
+            Check(
+                target="a",
+                passed=not misses,
+                text=(
+                    f"(a) {len(checks) - len(misses)} of {len(checks)} conditions within {TOLERANCE_PP:g} pp of the paper"
+                    + (f"; misses: {', '.join(misses)}" if misses else "")
+                ),
+            )
+        )
     if interval is None:
         return checks + [Check(target=t, passed=None, text=f"({t}) needs an {INTERVAL} agent in --agents") for t in "bc"]
     theirs = per_condition.get(interval, {})
@@ -228,13 +242,23 @@ def target_checks(per_condition: dict[str, ConditionTable], table1: ConditionTab
         for opponent in ("Random", "MCTS-100"):
             a, b = _win(ours, condition, opponent), _win(theirs, condition, opponent)
             if a is not None and b is not None:
-                checks.append(Check(target="b", passed=b.mean >= a.mean, text=(
-                    f"(b) {condition} vs {opponent}: {interval} {b.mean:.1f}% >= {am} {a.mean:.1f}%")))
+                checks.append(
+                    Check(
+                        target="b",
+                        passed=b.mean >= a.mean,
+                        text=(f"(b) {condition} vs {opponent}: {interval} {b.mean:.1f}% >= {am} {a.mean:.1f}%"),
+                    )
+                )
     for condition in NARROW:
         a, b = _win(ours, condition, "Random"), _win(theirs, condition, "Random")
         if a is not None and b is not None:
-            checks.append(Check(target="c", passed=b.mean >= 2 * a.mean, text=(
-                f"(c) {condition} vs Random: {interval} {b.mean:.1f}% >= 2 x {am} {a.mean:.1f}% = {2 * a.mean:.1f}%")))
+            checks.append(
+                Check(
+                    target="c",
+                    passed=b.mean >= 2 * a.mean,
+                    text=(f"(c) {condition} vs Random: {interval} {b.mean:.1f}% >= 2 x {am} {a.mean:.1f}% = {2 * a.mean:.1f}%"),
+                )
+            )
         else:
             checks.append(Check(target="c", passed=None, text=f"(c) {condition}: not in this run"))
     return checks
@@ -252,8 +276,7 @@ def _plain(table: dict) -> ConditionTable:
     return {c: {o: dict(by) for o, by in ops.items()} for c, ops in table.items()}
 
 
-def summarise(plan: PaperPlan, results: Sequence[EnvAgentResult],
-              paper_table2: Path | None = DEFAULT_PAPER_TABLE2) -> PaperSummary:
+def summarise(plan: PaperPlan, results: Sequence[EnvAgentResult], paper_table2: Path | None = DEFAULT_PAPER_TABLE2) -> PaperSummary:
     """Everything the report shows; the paper's Table 2 is left out (with a note) when its file is missing."""
     notes = []
     table1 = paper_table1()
@@ -261,19 +284,27 @@ def summarise(plan: PaperPlan, results: Sequence[EnvAgentResult],
     if paper_table2 is not None and Path(paper_table2).is_file():
         table2 = load_paper_table2(Path(paper_table2))
         problems = paper_consistency(table1, table2)
-        notes.append("the paper's Table 2 gives its Table 1 back (means and stds within rounding)" if not problems
-                     else "the paper's Tables 1 and 2 disagree: " + "; ".join(problems))
+        notes.append(
+            "the paper's Table 2 gives its Table 1 back (means and stds within rounding)"
+            if not problems
+            else "the paper's Tables 1 and 2 disagree: " + "; ".join(problems)
+        )
     else:
-        notes.append(f"the paper's Table 2 was not found at {paper_table2}: per-environment paper columns left out "
-                     "(give --paper-table FILE)")
+        notes.append(
+            f"the paper's Table 2 was not found at {paper_table2}: per-environment paper columns left out (give --paper-table FILE)"
+        )
     if plan.missing_opponents:
         notes.append("opponents left out: " + ", ".join(plan.missing_opponents))
     per_condition = {agent: condition_stats(results, agent) for agent in plan.agents}
     return PaperSummary(
-        plan=plan, pairs=tuple(results), per_condition=per_condition,
+        plan=plan,
+        pairs=tuple(results),
+        per_condition=per_condition,
         convergence={agent: convergence_stats(results, agent) for agent in plan.agents},
         convergence_counts={agent: convergence_counts(results, agent) for agent in plan.agents},
-        paper_table1=table1, paper_table2={f"{c}|{layout}": row for (c, layout), row in table2.items()},
+        paper_table1=table1,
+        paper_table2={f"{c}|{layout}": row for (c, layout), row in table2.items()},
         paper_ppo=load_paper_ppo(),
-        checks=tuple(target_checks(per_condition, table1, plan.agents)), notes=tuple(notes),
+        checks=tuple(target_checks(per_condition, table1, plan.agents)),
+        notes=tuple(notes),
     )

@@ -79,21 +79,32 @@ def _seed(task: PaperTask, *parts: int | str) -> int:
     return int(np.random.SeedSequence(words).generate_state(1, np.uint64)[0])
 
 
-def evaluate(task: PaperTask, env: Environment, agent: Policy, opponents: Iterable[Opponent], games: int,
-             phase: int) -> tuple[Outcome, ...]:
+def evaluate(
+    task: PaperTask, env: Environment, agent: Policy, opponents: Iterable[Opponent], games: int, phase: int
+) -> tuple[Outcome, ...]:
     """The agent (a frozen copy, or its remote stand-in) against each opponent, ``games`` games each, colours alternating."""
     outcomes = []
     for opponent in opponents:
         grants = EvaluationGrants(env)
         context = AgentContext(env.rules, grant_simulator=grants.grant_simulator if opponent.privileged else None)
+
         def build_opponent(rng: Any, spec: str = shared_ppo(task, opponent.spec), context: AgentContext = context) -> Any:
             return make_agent(spec, context, rng)
 
         match: MatchResult = run_match(env, lambda rng: agent, build_opponent, games, _seed(task, opponent.spec, phase))
         tally = match.overall
-        outcomes.append(Outcome(opponent=opponent.label, spec=opponent.spec, privileged=opponent.privileged,
-                                win=tally.wins, draw=tally.draws, lose=tally.losses, rewards=match.a_rewards,
-                                simulator_uses=grants.usage.uses))
+        outcomes.append(
+            Outcome(
+                opponent=opponent.label,
+                spec=opponent.spec,
+                privileged=opponent.privileged,
+                win=tally.wins,
+                draw=tally.draws,
+                lose=tally.losses,
+                rewards=match.a_rewards,
+                simulator_uses=grants.usage.uses,
+            )
+        )
     return tuple(outcomes)
 
 
@@ -124,8 +135,7 @@ class _Checkpoints:
     def run(self, agent: Policy, games_played: int, source: str = "adapting") -> None:
         """Evaluate the frozen agent for every pending checkpoint at or below ``games_played`` (the ledger's count)."""
         started = time.perf_counter()
-        outcomes = evaluate(self.task, self.env, agent, self.task.plan.checkpoint_opponents,
-                            self.task.plan.checkpoint_games, games_played)
+        outcomes = evaluate(self.task, self.env, agent, self.task.plan.checkpoint_opponents, self.task.plan.checkpoint_games, games_played)
         self.seconds += time.perf_counter() - started
         due = [c for c in self.pending if c <= games_played]
         self.done += [Checkpoint(planned_games=c, games_played=games_played, source=source, outcomes=outcomes) for c in due]
@@ -139,15 +149,28 @@ def run_task(task: PaperTask) -> EnvAgentResult:
 
 
 def _base(task: PaperTask, env: Environment) -> dict[str, Any]:
-    return {"env_id": env.id, "env_name": env.name, "layout": env.layout_index, "condition": env_condition_label(env),
-            "agent": task.agent, "budget": task.plan.budget, "enforced": task.plan.referee}
+    return {
+        "env_id": env.id,
+        "env_name": env.name,
+        "layout": env.layout_index,
+        "condition": env_condition_label(env),
+        "agent": task.agent,
+        "budget": task.plan.budget,
+        "enforced": task.plan.referee,
+    }
 
 
 def _run_refereed(task: PaperTask, env: Environment) -> EnvAgentResult:
     """The agent in its own process, adapting through the referee (here), which holds K and the ledger."""
-    job = AgentJob(agent=shared_ppo(task, task.agent), rules=env.rules, budget=task.plan.budget, seed=_seed(task, "agent"),
-                   plugins=task.plan.plugins, curve_points=(WEIGHT_PROGRESS, WEIGHT_RHOS),
-                   privileged_condition=env.condition if is_privileged(task.agent) else None)
+    job = AgentJob(
+        agent=shared_ppo(task, task.agent),
+        rules=env.rules,
+        budget=task.plan.budget,
+        seed=_seed(task, "agent"),
+        plugins=task.plan.plugins,
+        curve_points=(WEIGHT_PROGRESS, WEIGHT_RHOS),
+        privileged_condition=env.condition if is_privileged(task.agent) else None,
+    )
     checkpoints = _Checkpoints(task, env)
     fields: dict[str, Any] = {}
     session = None
@@ -165,8 +188,11 @@ def _run_refereed(task: PaperTask, env: Environment) -> EnvAgentResult:
         final = session.evaluate(lambda agent: evaluate(task, env, agent, task.plan.opponents, task.plan.games, 0))
         fields |= {"eval_seconds": time.perf_counter() - started, "final": final}
         fields |= _extras(adapted.extras, env)
-        fields["notes"] = (*_refusal_note(referee.refused_games, task.plan.budget), *_privilege_notes(referee.ledger),
-                           *fields.get("notes", ()))
+        fields["notes"] = (
+            *_refusal_note(referee.refused_games, task.plan.budget),
+            *_privilege_notes(referee.ledger),
+            *fields.get("notes", ()),
+        )
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as error:  # noqa: BLE001 - recorded as this pair's failure; the other pairs go on
@@ -176,10 +202,15 @@ def _run_refereed(task: PaperTask, env: Environment) -> EnvAgentResult:
             session.close()
     ledger = session.referee.ledger if session else Ledger(layout=env.layout.name, budget=task.plan.budget)
     checkpoint_rows = _all_checkpoints(task, checkpoints, fields.get("final", ()), ledger.games_played)
-    return EnvAgentResult(**_base(task, env), **{"status": "ok", **fields}, games_used=ledger.games_played,
-                          refused_games=session.referee.refused_games if session else 0,
-                          adaptation_privileged=ledger.privileged, checkpoint_seconds=checkpoints.seconds,
-                          checkpoints=checkpoint_rows)
+    return EnvAgentResult(
+        **_base(task, env),
+        **{"status": "ok", **fields},
+        games_used=ledger.games_played,
+        refused_games=session.referee.refused_games if session else 0,
+        adaptation_privileged=ledger.privileged,
+        checkpoint_seconds=checkpoints.seconds,
+        checkpoints=checkpoint_rows,
+    )
 
 
 def _run_in_process(task: PaperTask, env: Environment) -> EnvAgentResult:
@@ -189,8 +220,9 @@ def _run_in_process(task: PaperTask, env: Environment) -> EnvAgentResult:
     fields: dict[str, Any] = {}
     try:
         grant = arena.grant_simulator if is_privileged(task.agent) else None
-        agent = make_agent(shared_ppo(task, task.agent), AgentContext(env.rules, grant_simulator=grant),
-                           np.random.default_rng(_seed(task, "agent")))
+        agent = make_agent(
+            shared_ppo(task, task.agent), AgentContext(env.rules, grant_simulator=grant), np.random.default_rng(_seed(task, "agent"))
+        )
 
         def on_progress(*_args: Any, **_kwargs: Any) -> None:
             if checkpoints.due(arena.games_played):  # the ledger, not the agent's word, is the count
@@ -210,16 +242,21 @@ def _run_in_process(task: PaperTask, env: Environment) -> EnvAgentResult:
         final = evaluate(task, env, frozen_copy(agent), task.plan.opponents, task.plan.games, 0)
         fields |= {"eval_seconds": time.perf_counter() - started, "final": final}
         fields |= _extras(_own_extras(agent), env)
-        fields["notes"] = (*_refusal_note(arena.refused, arena.budget), *_privilege_notes(arena.ledger),
-                           *fields.get("notes", ()))
+        fields["notes"] = (*_refusal_note(arena.refused, arena.budget), *_privilege_notes(arena.ledger), *fields.get("notes", ()))
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as error:  # noqa: BLE001 - recorded as this pair's failure; the other pairs go on
         fields |= {"status": "failed", "error": str(error) if isinstance(error, _AgentFailed) else f"{type(error).__name__}: {error}"}
     checkpoint_rows = _all_checkpoints(task, checkpoints, fields.get("final", ()), arena.games_played)
-    return EnvAgentResult(**_base(task, env), **{"status": "ok", **fields}, games_used=arena.games_played,
-                          refused_games=arena.refused, adaptation_privileged=arena.privileged_uses,
-                          checkpoint_seconds=checkpoints.seconds, checkpoints=checkpoint_rows)
+    return EnvAgentResult(
+        **_base(task, env),
+        **{"status": "ok", **fields},
+        games_used=arena.games_played,
+        refused_games=arena.refused,
+        adaptation_privileged=arena.privileged_uses,
+        checkpoint_seconds=checkpoints.seconds,
+        checkpoints=checkpoint_rows,
+    )
 
 
 class _AgentFailed(RuntimeError):
@@ -241,8 +278,10 @@ def _refusal_note(refused: int, budget: int) -> tuple[str, ...]:
     """An agent that asked for games beyond its budget and handled the refusal itself is noted, not failed."""
     if not refused:
         return ()
-    return (f"asked for {refused} game(s) beyond its budget of {budget}; the arena refused and the agent "
-            "stopped there (e.g. an unfinished generation dropped)",)
+    return (
+        f"asked for {refused} game(s) beyond its budget of {budget}; the arena refused and the agent "
+        "stopped there (e.g. an unfinished generation dropped)",
+    )
 
 
 def _privilege_notes(ledger: Ledger) -> tuple[str, ...]:
@@ -250,8 +289,10 @@ def _privilege_notes(ledger: Ledger) -> tuple[str, ...]:
     refused = ledger.privileged.refused
     if not refused:
         return ()
-    return (f"REFUSED SIMULATOR REQUESTS: asked {len(refused)} time(s) for the true outcome rule without being "
-            f"privileged (reasons: {', '.join(repr(r) for r in refused[:3])}); none was granted",)
+    return (
+        f"REFUSED SIMULATOR REQUESTS: asked {len(refused)} time(s) for the true outcome rule without being "
+        f"privileged (reasons: {', '.join(repr(r) for r in refused[:3])}); none was granted",
+    )
 
 
 def _described(error: str, budget: int, played: int, refused: int) -> str:
@@ -275,8 +316,7 @@ def _extras(reported: dict[str, Any], env: Environment) -> dict[str, Any]:
     return extras | {"notes": tuple(notes)} if notes else extras
 
 
-def _all_checkpoints(task: PaperTask, checkpoints: _Checkpoints, final: Sequence[Outcome],
-                     games_used: int) -> tuple[Checkpoint, ...]:
+def _all_checkpoints(task: PaperTask, checkpoints: _Checkpoints, final: Sequence[Outcome], games_used: int) -> tuple[Checkpoint, ...]:
     """Every planned checkpoint: evaluated while adapting, or the final evaluation, or not reached (a failure).
 
     The budget's checkpoint is the final evaluation; so are those beyond the games
@@ -289,8 +329,11 @@ def _all_checkpoints(task: PaperTask, checkpoints: _Checkpoints, final: Sequence
         if planned in done:
             rows.append(done[planned])
         elif final and (planned == task.plan.budget or planned > games_used):
-            rows.append(Checkpoint(planned_games=planned, games_played=games_used, source="final",
-                                   outcomes=tuple(o for o in final if o.opponent in labels)))
+            rows.append(
+                Checkpoint(
+                    planned_games=planned, games_played=games_used, source="final", outcomes=tuple(o for o in final if o.opponent in labels)
+                )
+            )
         else:
             rows.append(Checkpoint(planned_games=planned))
     return tuple(rows)

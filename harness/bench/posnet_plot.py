@@ -48,7 +48,7 @@ def value_tables_figure(tables: dict[str, np.ndarray], layouts: Sequence[Layout]
     axes = figure.subplots(rows, columns, squeeze=False)
     for axis, (title, table), layout in zip(axes.flat, tables.items(), layouts):
         _draw_table(figure, axis, title, np.asarray(table, dtype=np.float64), layout)
-    for axis in axes.flat[len(tables):]:
+    for axis in axes.flat[len(tables) :]:
         axis.set_axis_off()
     figure.suptitle("PosNet value tables (red high, blue low; grey: obstacle; colour scale per panel)")
     return figure

@@ -58,17 +58,28 @@ def prompt_rows() -> list[PromptRow]:
         move = next(k for k in estimate.kinds if k.kind == "move (adaptation)")
         rules = env.rules
         start = rules.initial_state()
-        rows.append(PromptRow(label, rules.layout.playable_mask.bit_count(), move.prompt_tokens_per_call,
-                              litellm.token_counter(model=TOKENIZER_MODEL, text=board_text(rules, start, 0, compact=False)),
-                              litellm.token_counter(model=TOKENIZER_MODEL, text=board_text(rules, start, 0, compact=True))))
+        rows.append(
+            PromptRow(
+                label,
+                rules.layout.playable_mask.bit_count(),
+                move.prompt_tokens_per_call,
+                litellm.token_counter(model=TOKENIZER_MODEL, text=board_text(rules, start, 0, compact=False)),
+                litellm.token_counter(model=TOKENIZER_MODEL, text=board_text(rules, start, 0, compact=True)),
+            )
+        )
     return rows
 
 
 def markdown(rows: list[PromptRow]) -> str:
-    lines = [f"| board | cells | prompt tokens per move (full run of {FULL_BUDGET:,} games) | spaced board tokens | "
-             "spaced board's share | compact board tokens |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {r.board} | {r.cells} | {r.tokens_per_move:,.0f} | {r.board_tokens} | {r.board_share:.0%} | "
-              f"{r.compact_board_tokens} |" for r in rows]
+    lines = [
+        f"| board | cells | prompt tokens per move (full run of {FULL_BUDGET:,} games) | spaced board tokens | "
+        "spaced board's share | compact board tokens |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r.board} | {r.cells} | {r.tokens_per_move:,.0f} | {r.board_tokens} | {r.board_share:.0%} | {r.compact_board_tokens} |"
+        for r in rows
+    ]
     return "\n".join(lines)
 
 

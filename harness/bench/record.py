@@ -43,6 +43,6 @@ class WinDrawLoss:
         if not self.games:
             return (0.0, 1.0)
         mean = self.rate
-        variance = (self.wins * (1 - mean) ** 2 + self.draws * (0.5 - mean) ** 2 + self.losses * mean ** 2) / self.games
+        variance = (self.wins * (1 - mean) ** 2 + self.draws * (0.5 - mean) ** 2 + self.losses * mean**2) / self.games
         half = Z95 * math.sqrt(variance / self.games)
         return (max(0.0, mean - half), min(1.0, mean + half))

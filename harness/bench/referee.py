@@ -62,12 +62,16 @@ def bench_referee(env_id: int, agent: str, budget: int, seed: int, repeats: int 
     """
     runs = [_once(env_id, agent, budget, seed) for _ in range(repeats)]
     return RefereeBench(
-        env_id=env_id, agent=agent, games=runs[0].games, repeats=repeats,
+        env_id=env_id,
+        agent=agent,
+        games=runs[0].games,
+        repeats=repeats,
         in_process_seconds=statistics.median(r.in_process_seconds for r in runs),
         referee_seconds=statistics.median(r.referee_seconds for r in runs),
         session_seconds=statistics.median(r.session_seconds for r in runs),
         same_games=all(r.same_games for r in runs),
-        samples=tuple((r.in_process_seconds, r.referee_seconds) for r in runs))
+        samples=tuple((r.in_process_seconds, r.referee_seconds) for r in runs),
+    )
 
 
 def _once(env_id: int, agent: str, budget: int, seed: int) -> RefereeBench:
@@ -81,9 +85,15 @@ def _once(env_id: int, agent: str, budget: int, seed: int) -> RefereeBench:
         if adapted.error is not None:
             raise RuntimeError(f"{agent} failed to adapt through the referee: {adapted.error}")
         ledger = session.referee.ledger
-    return RefereeBench(env_id=env_id, agent=agent, games=ledger.games_played, in_process_seconds=in_process,
-                        referee_seconds=adapted.seconds, session_seconds=time.perf_counter() - started,
-                        same_games=ledger.records == records)
+    return RefereeBench(
+        env_id=env_id,
+        agent=agent,
+        games=ledger.games_played,
+        in_process_seconds=in_process,
+        referee_seconds=adapted.seconds,
+        session_seconds=time.perf_counter() - started,
+        same_games=ledger.records == records,
+    )
 
 
 def _adapt_in_process(env_id: int, agent: str, budget: int, seed: int) -> tuple[float, tuple[GameRecord, ...]]:

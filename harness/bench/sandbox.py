@@ -123,9 +123,17 @@ def positions(env_id: int, count: int, seed: int) -> list[list[int]]:
     return found[:count]
 
 
-def bench_sandbox(calls: int = 20_000, batch: int = 100, simulations: int = 200, moves: int = 3, playouts: int = 20,
-                  seed: int = 0, limits: Limits | None = None, minimax_depth: int = 2,
-                  progress: Callable[[str], None] = lambda step: None) -> SandboxBench:
+def bench_sandbox(
+    calls: int = 20_000,
+    batch: int = 100,
+    simulations: int = 200,
+    moves: int = 3,
+    playouts: int = 20,
+    seed: int = 0,
+    limits: Limits | None = None,
+    minimax_depth: int = 2,
+    progress: Callable[[str], None] = lambda step: None,
+) -> SandboxBench:
     """Run the bench (see the module's docstring); ``progress`` is told each step's name as it starts."""
     sandboxed = command.bubblewrap_problem() is None
     env = make_env(BENCH_ENV)
@@ -133,8 +141,7 @@ def bench_sandbox(calls: int = 20_000, batch: int = 100, simulations: int = 200,
     lines = positions(BENCH_ENV, moves, seed)
     progress("starting the worker")
     began = time.perf_counter()
-    with SandboxWorker(reference_source(float(env.condition.k)), limits or Limits(call_s=600.0),
-                       unsandboxed=not sandboxed) as worker:
+    with SandboxWorker(reference_source(float(env.condition.k)), limits or Limits(call_s=600.0), unsandboxed=not sandboxed) as worker:
         worker.start().unwrap()
         start_seconds = time.perf_counter() - began
         initial = worker.call("initial_state", [layout_json(env.layout)]).unwrap()
@@ -146,22 +153,36 @@ def bench_sandbox(calls: int = 20_000, batch: int = 100, simulations: int = 200,
         query = [("legal_actions", [initial])] * batch
         batched = _timed(rounds * batch, lambda: [[r.unwrap() for r in worker.call_many(query)] for _ in range(rounds)])
         progress(f"MCTS-{simulations} in the sandbox")
-        mcts_sandbox = _timed(len(states), lambda: [worker.plan("mcts", state=s, simulations=simulations,
-                                                                seed=seed).unwrap() for s in states])
+        mcts_sandbox = _timed(
+            len(states), lambda: [worker.plan("mcts", state=s, simulations=simulations, seed=seed).unwrap() for s in states]
+        )
         progress(f"minimax depth {minimax_depth} in the sandbox")
-        minimax_sandbox = _timed(len(states), lambda: [worker.plan("minimax", state=s, depth=minimax_depth,
-                                                                   seed=seed).unwrap() for s in states])
+        minimax_sandbox = _timed(
+            len(states), lambda: [worker.plan("minimax", state=s, depth=minimax_depth, seed=seed).unwrap() for s in states]
+        )
         progress("random playouts in the sandbox")
-        playouts_sandbox = _timed(playouts, lambda: worker.plan("playouts", state=initial, count=playouts,
-                                                                seed=seed).unwrap())
+        playouts_sandbox = _timed(playouts, lambda: worker.plan("playouts", state=initial, count=playouts, seed=seed).unwrap())
         failures = dict(worker.failures)
     truths = [final_state(engine_game.rules, line) for line in lines]
     progress(f"MCTS-{simulations} on the true engine")
     mcts_engine = _timed(len(truths), lambda: [planner.mcts(engine_game, s, simulations, seed=seed) for s in truths])
     progress("random playouts on the true engine")
     playouts_engine = _timed(playouts, lambda: planner.playouts(engine_game, truths[0], playouts, seed=seed))
-    return SandboxBench(sandboxed, start_seconds, single, batched, batch, mcts_sandbox, mcts_engine, simulations,
-                        playouts_sandbox, playouts_engine, failures, minimax_sandbox, minimax_depth)
+    return SandboxBench(
+        sandboxed,
+        start_seconds,
+        single,
+        batched,
+        batch,
+        mcts_sandbox,
+        mcts_engine,
+        simulations,
+        playouts_sandbox,
+        playouts_engine,
+        failures,
+        minimax_sandbox,
+        minimax_depth,
+    )
 
 
 def _timed(count: int, work: Callable[[], object]) -> Rate:
@@ -174,5 +195,3 @@ def _replay(worker: SandboxWorker, state: Any, moves: list[int]) -> Any:
     for move in moves:
         state = worker.call("apply_action", [state, move]).unwrap()
     return state
-
-

@@ -147,8 +147,17 @@ def _phase(phase: str, times: list[float]) -> PhaseRate:
     return PhaseRate(phase, len(times), span, len(steady), span - 2 * margin)
 
 
-def bench_throughput(server: Stub, concurrency: int = 64, wave: int = 64, budget: int = 128, eval_games: int = 64,
-                     env: EnvKey = 0, faults: str = "none", seed: int = 0, out: str | Path | None = None) -> Throughput:
+def bench_throughput(
+    server: Stub,
+    concurrency: int = 64,
+    wave: int = 64,
+    budget: int = 128,
+    eval_games: int = 64,
+    env: EnvKey = 0,
+    faults: str = "none",
+    seed: int = 0,
+    out: str | Path | None = None,
+) -> Throughput:
     """Play the run against ``server`` (running; answering after its ``latency_s``) and measure it (module docstring)."""
     os.environ.setdefault("OPENAI_API_KEY", STUB_KEY)
     latency_s = server.latency_s
@@ -157,9 +166,20 @@ def bench_throughput(server: Stub, concurrency: int = 64, wave: int = 64, budget
     def progress(phase: str, done: int, total: int) -> None:
         written[phase] = time.monotonic()
 
-    config = LlmRunConfig(agent="llm-policy", model=STUB_MODEL, env=env, budget=budget, eval_games=eval_games,
-                          opponents=("random",), seed=seed, checkpoints=(), concurrency=concurrency, wave=wave,
-                          backoff_base_s=0.05, model_options=ModelOptions(api_base=server.url, timeout=30 + 5 * latency_s))
+    config = LlmRunConfig(
+        agent="llm-policy",
+        model=STUB_MODEL,
+        env=env,
+        budget=budget,
+        eval_games=eval_games,
+        opponents=("random",),
+        seed=seed,
+        checkpoints=(),
+        concurrency=concurrency,
+        wave=wave,
+        backoff_base_s=0.05,
+        model_options=ModelOptions(api_base=server.url, timeout=30 + 5 * latency_s),
+    )
     with tempfile.TemporaryDirectory(prefix="arena-bench-throughput-") as scratch:
         before = _cpu_seconds()
         started = time.monotonic()
@@ -172,10 +192,18 @@ def bench_throughput(server: Stub, concurrency: int = 64, wave: int = 64, budget
     cpu = CpuShare(len(arrivals), after[1] - before[1], after[0] - before[0], getattr(server, "cpu_s", None))
     adapt_end = written.get("adapt", started)
     concurrency_report = metrics.get("concurrency") or {}
-    return Throughput(latency_s, concurrency, wave, faults,
-                      _phase("adaptation", [t for t in arrivals if t <= adapt_end]),
-                      _phase("evaluation", [t for t in arrivals if t > adapt_end]),
-                      concurrency_report.get("settled"), concurrency_report.get("lowest"), wall, cpu)
+    return Throughput(
+        latency_s,
+        concurrency,
+        wave,
+        faults,
+        _phase("adaptation", [t for t in arrivals if t <= adapt_end]),
+        _phase("evaluation", [t for t in arrivals if t > adapt_end]),
+        concurrency_report.get("settled"),
+        concurrency_report.get("lowest"),
+        wall,
+        cpu,
+    )
 
 
 def _cpu_seconds() -> tuple[float, float]:
@@ -187,13 +215,18 @@ def _cpu_seconds() -> tuple[float, float]:
 @functools.lru_cache(maxsize=16)
 def _full_run_estimate(agent: str, env: EnvKey, batch: int, price_model: str) -> RunEstimate:
     """The dry-run estimate of a full run (its wall time is not used: the wave changes only that)."""
-    config = LlmRunConfig(agent=agent, model=price_model, env=env_key(str(env)), budget=FULL_BUDGET,  # type: ignore[arg-type]
-                          eval_games=FULL_EVAL_GAMES, batch=batch)
+    config = LlmRunConfig(
+        agent=agent,  # type: ignore[arg-type]
+        model=price_model,
+        env=env_key(str(env)),
+        budget=FULL_BUDGET,
+        eval_games=FULL_EVAL_GAMES,
+        batch=batch,
+    )
     return estimate_run(config)
 
 
-def project(measured: Throughput, agent: str, env: EnvKey, wave: int = 1, batch: int = 50,
-            price_model: str = PRICE_MODEL) -> Projection:
+def project(measured: Throughput, agent: str, env: EnvKey, wave: int = 1, batch: int = 50, price_model: str = PRICE_MODEL) -> Projection:
     """A full run of ``agent`` on ``env`` (2,000 games, 20 evaluation games vs random) at the measured rates."""
     estimate = _full_run_estimate(agent, env, batch, price_model)
     kinds = {k.kind: k.calls for k in estimate.kinds}
@@ -202,7 +235,15 @@ def project(measured: Throughput, agent: str, env: EnvKey, wave: int = 1, batch:
     other = estimate.calls - eval_calls
     sequential = agent != "llm-policy"  # the strategist's plans and cwm's calls are one after another
     wall = (other * measured.latency_s if sequential else other / adapt_rate) + (
-        eval_calls / measured.evaluation.calls_per_second if eval_calls else 0.0)
+        eval_calls / measured.evaluation.calls_per_second if eval_calls else 0.0
+    )
     label = wave_label(agent, wave_size(agent, {"wave": wave, "batch": batch}))
-    return Projection(label, "env 0" if env == 0 else "16x16" if env == ENV_16 else str(env), estimate.calls,
-                      estimate.prompt_tokens, estimate.reply_tokens, estimate.cost_usd, wall)
+    return Projection(
+        label,
+        "env 0" if env == 0 else "16x16" if env == ENV_16 else str(env),
+        estimate.calls,
+        estimate.prompt_tokens,
+        estimate.reply_tokens,
+        estimate.cost_usd,
+        wall,
+    )

@@ -42,8 +42,19 @@ class SweepPoint:
 
 
 def sweep_point(env: EnvKey, wave: int, budget: int, eval_games: int, seed: int, out: Path) -> SweepPoint:
-    config = LlmRunConfig(agent="llm-strategist", model="mock/reasoner", env=env, budget=budget, eval_games=eval_games,
-                          opponents=("random",), seed=seed, batch=wave, checkpoints=(budget,), search_depth=2, endgame=6)
+    config = LlmRunConfig(
+        agent="llm-strategist",
+        model="mock/reasoner",
+        env=env,
+        budget=budget,
+        eval_games=eval_games,
+        opponents=("random",),
+        seed=seed,
+        batch=wave,
+        checkpoints=(budget,),
+        search_depth=2,
+        endgame=6,
+    )
     run_dir = run_llm(config, out=out, run_id=f"env{env}-w{wave}")
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     win = metrics["evaluation"]["random"]["win"]["rate"]
@@ -53,8 +64,9 @@ def sweep_point(env: EnvKey, wave: int, budget: int, eval_games: int, seed: int,
     return SweepPoint(env, wave, win, error, None if last is None else bool(last["contains_k"]), metrics["calls"], eval_games)
 
 
-def sweep(envs: tuple[EnvKey, ...] = SWEEP_ENVS, waves: tuple[int, ...] = WAVES, budget: int = 128, eval_games: int = 20,
-          seed: int = 0) -> list[SweepPoint]:
+def sweep(
+    envs: tuple[EnvKey, ...] = SWEEP_ENVS, waves: tuple[int, ...] = WAVES, budget: int = 128, eval_games: int = 20, seed: int = 0
+) -> list[SweepPoint]:
     with tempfile.TemporaryDirectory(prefix="arena-wave-sweep-") as scratch:
         return [sweep_point(env, wave, budget, eval_games, seed, Path(scratch)) for env in envs for wave in waves]
 
@@ -69,14 +81,14 @@ def plot(points: list[SweepPoint], path: Path) -> Path:
     for env in dict.fromkeys(p.env for p in points):
         mine = [p for p in points if p.env == env]
         waves, rates = [p.wave for p in mine], [p.win_rate for p in mine]
-        bounds = [wilson(round(p.win_rate * p.eval_games), p.eval_games) if p.eval_games else (p.win_rate, p.win_rate)
-                  for p in mine]
+        bounds = [wilson(round(p.win_rate * p.eval_games), p.eval_games) if p.eval_games else (p.win_rate, p.win_rate) for p in mine]
         below, above = [r - low for r, (low, _) in zip(rates, bounds)], [high - r for r, (_, high) in zip(rates, bounds)]
         wins.errorbar(waves, rates, yerr=[below, above], marker="o", capsize=3, label=f"env {env}")
-        errors.plot(waves, [p.belief_error if p.belief_error is not None else float("nan") for p in mine],
-                    marker="o", label=f"env {env}")
-    for axis, title, unit in ((wins, "evaluation win rate vs random (bars: Wilson 95%)", "win rate (fraction of games)"),
-                              (errors, "final belief |midpoint - K|", "|midpoint - K| (disc share)")):
+        errors.plot(waves, [p.belief_error if p.belief_error is not None else float("nan") for p in mine], marker="o", label=f"env {env}")
+    for axis, title, unit in (
+        (wins, "evaluation win rate vs random (bars: Wilson 95%)", "win rate (fraction of games)"),
+        (errors, "final belief |midpoint - K|", "|midpoint - K| (disc share)"),
+    ):
         axis.set_xscale("log", base=2)
         axis.set_xlabel("W (games per wave)")
         axis.set_ylabel(unit)

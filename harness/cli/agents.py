@@ -29,9 +29,11 @@ def agents_table(entries: dict[str, AgentEntry], origins: dict[str, str] | None 
     """One row per registered agent, in name order; a plugin agent's description ends with its source."""
     table = Table(
         title="Agents (spec: name or name:key=value,key=value)",
-        caption=(f"privileged: {PRIVILEGED_NOTE.removeprefix('privileged: ')}; marked * in results. "
-                 "model-driven: NAME:model=M plays frozen in match/tournament (calls recorded); "
-                 "`arena run --agent NAME --model M` adapts it within a budget"),
+        caption=(
+            f"privileged: {PRIVILEGED_NOTE.removeprefix('privileged: ')}; marked * in results. "
+            "model-driven: NAME:model=M plays frozen in match/tournament (calls recorded); "
+            "`arena run --agent NAME --model M` adapts it within a budget"
+        ),
         box=box.SIMPLE_HEAD,
     )
     for column in ("name", "parameters (default)", "privileged", "model-driven", "description"):
@@ -42,8 +44,7 @@ def agents_table(entries: dict[str, AgentEntry], origins: dict[str, str] | None 
         description = Text(entry.description, overflow="fold")  # fold: a long plugin path is shown whole
         if origins and name in origins:
             description.append(f"\n(plugin: {origins[name]})", style="dim")
-        table.add_row(name, Text(params), "yes" if entry.privileged else "no", "yes" if entry.model_driven else "no",
-                      description)
+        table.add_row(name, Text(params), "yes" if entry.privileged else "no", "yes" if entry.model_driven else "no", description)
     return table
 
 

@@ -14,9 +14,7 @@ from harness.runs.audit import audit_run, harness_version
 FINDINGS_EXIT_CODE = 1
 
 
-def audit(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories (arena run, arena tournament or match).")],
-) -> None:
+def audit(runs: Annotated[list[Path], typer.Argument(help="Run directories (arena run, arena tournament or match).")]) -> None:
     """Re-read every model reply of each run with a strict reader, independent of the harness's parser, and flag:
     a move taken from anything but the reply's final answer, replies with conflicting answers, a reply that
     repeats the prompt's legal moves, and a move that differs from its reply with no failure recorded.
@@ -28,7 +26,6 @@ def audit(
         console.print(Text(report.summary()), soft_wrap=True)
     findings = sum(len(report.findings) for report in reports)
     verdict = "clean" if not findings else f"{findings} finding(s)"
-    console.print(Text(f"Audit: {len(reports)} run(s), {verdict} (this harness: version {harness_version()})"),
-                  soft_wrap=True)
+    console.print(Text(f"Audit: {len(reports)} run(s), {verdict} (this harness: version {harness_version()})"), soft_wrap=True)
     if findings:
         raise typer.Exit(FINDINGS_EXIT_CODE)

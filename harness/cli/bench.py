@@ -7,13 +7,7 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -38,15 +32,9 @@ from harness.cli.options import parse_env_range
 
 def engine(
     envs: Annotated[str, typer.Option("--envs", help="Environments: a range 0-6, a list 0,3,5, or all.")] = "0-6",
-    games: Annotated[
-        int | None, typer.Option("--games", help="Fast-engine games per environment (default: sized by --seconds).")
-    ] = None,
-    seconds: Annotated[
-        float, typer.Option("--seconds", help="About how long to time the fast engine on each environment.")
-    ] = 1.0,
-    reference_games: Annotated[
-        int, typer.Option("--reference-games", help="Games for the pure-Python reference engine (0 to skip).")
-    ] = 20,
+    games: Annotated[int | None, typer.Option("--games", help="Fast-engine games per environment (default: sized by --seconds).")] = None,
+    seconds: Annotated[float, typer.Option("--seconds", help="About how long to time the fast engine on each environment.")] = 1.0,
+    reference_games: Annotated[int, typer.Option("--reference-games", help="Games for the pure-Python reference engine (0 to skip).")] = 20,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random playouts.")] = 12345,
 ) -> None:
     """Random-playout games per second of the numba engine vs the pure-Python reference, on one core.
@@ -63,12 +51,20 @@ def engine(
     if reference_games < 0:
         raise typer.BadParameter(f"--reference-games must be 0 or more, got {reference_games}")
     with Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=stderr_console(), transient=True,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
     ) as progress:
         task = progress.add_task("bench engine", total=len(env_ids))
         rows = bench_engine(
-            env_ids, seconds=seconds, games=games, reference_games=reference_games, seed=seed,
+            env_ids,
+            seconds=seconds,
+            games=games,
+            reference_games=reference_games,
+            seed=seed,
             on_env_done=lambda row: progress.update(task, advance=1, description=f"env {row.env_id} done"),
         )
     console = stdout_console()
@@ -90,7 +86,11 @@ def engine_table(rows: list[EngineBenchRow], seconds: float, games: int | None, 
     for row in rows:
         reference = row.reference_games_per_second
         table.add_row(
-            str(row.env_id), row.name, row.size, f"{row.games_per_second:,.0f}", f"{row.mean_plies:.1f}",
+            str(row.env_id),
+            row.name,
+            row.size,
+            f"{row.games_per_second:,.0f}",
+            f"{row.mean_plies:.1f}",
             f"{reference:,.1f}" if reference is not None else "n/a",
             f"{row.ratio:,.0f}x" if row.ratio is not None else "n/a",
         )
@@ -113,12 +113,15 @@ def agents(
     if seed < 0:
         raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
     with Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=stderr_console(), transient=True,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
     ) as progress:
         task = progress.add_task("bench agents", total=3)
-        rows = bench_agents(games, seed, on_done=lambda row: progress.update(task, advance=1,
-                                                                              description=f"{row.name} done"))
+        rows = bench_agents(games, seed, on_done=lambda row: progress.update(task, advance=1, description=f"{row.name} done"))
     env = make_env(BENCH_ENV)
     stdout_console().print(agents_table(rows, f"env {env.id} ({env.layout.name}, no turn limit)"))
 
@@ -128,7 +131,7 @@ def agents_table(rows: list[AgentBenchRow], board: str) -> Table:
     table = Table(
         title=f"Agent speed on {board}, one core",
         caption="n: moves timed (minimax, mcts) or positions solved (endgame), after a warm-up that compiles "
-                "the kernels; per-move rows are judged by the mean, the endgame row by the worst position",
+        "the kernels; per-move rows are judged by the mean, the endgame row by the worst position",
         box=box.SIMPLE_HEAD,
     )
     table.add_column("measurement", min_width=15)
@@ -152,16 +155,20 @@ def agents_table(rows: list[AgentBenchRow], board: str) -> Table:
 def harness(
     games: Annotated[int, typer.Option("--games", help="Self-play games timed for the overhead per move.")] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the runs.")] = 0,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", help="Model calls in flight and evaluation games played at once.")
-    ] = 32,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Model calls in flight and evaluation games played at once.")] = 32,
     latency: Annotated[float, typer.Option("--latency", help="Seconds the mock model takes per call (concurrency part).")] = 0.05,
     concurrent_games: Annotated[
         int | None, typer.Option("--concurrent-games", help="Evaluation games of the concurrency part (default: 2 x --concurrency).")
     ] = None,
-    stub: Annotated[bool, typer.Option("--stub", help="Instead: an llm-policy run against the stub server on 127.0.0.1 "
-                                                      "answering after --latency s; steady-state calls/s of adaptation "
-                                                      "and evaluation, and full runs projected.")] = False,
+    stub: Annotated[
+        bool,
+        typer.Option(
+            "--stub",
+            help="Instead: an llm-policy run against the stub server on 127.0.0.1 "
+            "answering after --latency s; steady-state calls/s of adaptation "
+            "and evaluation, and full runs projected.",
+        ),
+    ] = False,
     wave: Annotated[int, typer.Option("--wave", help="--stub: adaptation games at once.")] = 64,
     budget: Annotated[int, typer.Option("--budget", help="--stub: adaptation games played.")] = 128,
     eval_games: Annotated[int, typer.Option("--eval-games", help="--stub: evaluation games vs random.")] = 64,
@@ -194,8 +201,12 @@ def harness(
     if concurrent_games < 1:
         raise typer.BadParameter(f"--concurrent-games must be 1 or more, got {concurrent_games}")
     with Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=stderr_console(), transient=True,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
     ) as progress:
         tasks: dict[str, int] = {}
 
@@ -218,8 +229,8 @@ def harness_table(overhead: OverheadResult, concurrent: ConcurrencyResult) -> Ta
     table = Table(
         title=f"LLM-agent harness speed on env {env.id} ({env.layout.name}), llm-policy with mock models",
         caption="overhead: run wall time / model moves after a warm-up run, the mock's own work counted as harness "
-                "time; in flight: counted at the model (the client's counter in brackets), ideal = min(concurrency, "
-                "games) / latency",
+        "time; in flight: counted at the model (the client's counter in brackets), ideal = min(concurrency, "
+        "games) / latency",
         box=box.SIMPLE_HEAD,
     )
     table.add_column("measurement", min_width=15)
@@ -228,17 +239,27 @@ def harness_table(overhead: OverheadResult, concurrent: ConcurrencyResult) -> Ta
     table.add_column("result", min_width=6)
     name = Text("harness overhead")
     name.append(f"\nself-play, {BENCH_MODEL} (instant), {overhead.games} games", style="dim")
-    table.add_row(name, f"{overhead.moves:,} moves",
-                  f"{1000 * overhead.seconds_per_move:.2f} ms/move\n{overhead.moves_per_second:,.0f} moves/s",
-                  f"< {1000 * OVERHEAD_TARGET_S:g} ms/move", _mark(overhead.passed))
+    table.add_row(
+        name,
+        f"{overhead.moves:,} moves",
+        f"{1000 * overhead.seconds_per_move:.2f} ms/move\n{overhead.moves_per_second:,.0f} moves/s",
+        f"< {1000 * OVERHEAD_TARGET_S:g} ms/move",
+        _mark(overhead.passed),
+    )
     name = Text("model calls in flight")
-    name.append(f"\n{concurrent.games} eval games vs {OPPONENT}, latency {1000 * concurrent.latency_s:g} ms, "
-                f"--concurrency {concurrent.concurrency}", style="dim")
+    name.append(
+        f"\n{concurrent.games} eval games vs {OPPONENT}, latency {1000 * concurrent.latency_s:g} ms, "
+        f"--concurrency {concurrent.concurrency}",
+        style="dim",
+    )
     ideal = f"ideal {concurrent.ideal_calls_per_second:,.0f}" if concurrent.latency_s > 0 else "no latency"
-    table.add_row(name, f"{concurrent.calls:,} calls",
-                  f"peak {concurrent.peak_in_flight} ({concurrent.client_peak_in_flight})\n"
-                  f"{concurrent.calls_per_second:,.0f} calls/s ({ideal})",
-                  f">= {IN_FLIGHT_TARGET} in flight", _mark(concurrent.passed, concurrent.measurable))
+    table.add_row(
+        name,
+        f"{concurrent.calls:,} calls",
+        f"peak {concurrent.peak_in_flight} ({concurrent.client_peak_in_flight})\n{concurrent.calls_per_second:,.0f} calls/s ({ideal})",
+        f">= {IN_FLIGHT_TARGET} in flight",
+        _mark(concurrent.passed, concurrent.measurable),
+    )
     return table
 
 
@@ -273,11 +294,21 @@ def referee(
     with stderr_console().status(f"adapting {agent} on env {env} for {budget} games, in-process then refereed"):
         result = bench_referee(env, agent, budget, seed, repeats)
     title = f"referee overhead: {agent} on env {env}, {result.games} games, median of {repeats}"
-    table = Table(box=box.SIMPLE_HEAVY, title=title, caption="each repeat (in-process / referee s): " + ", ".join(
-        f"{a:.2f} / {b:.2f}" for a, b in result.samples))
+    table = Table(
+        box=box.SIMPLE_HEAVY,
+        title=title,
+        caption="each repeat (in-process / referee s): " + ", ".join(f"{a:.2f} / {b:.2f}" for a, b in result.samples),
+    )
     for column in ("in-process s", "referee s", "ratio", "target", "session wall s", "same games", "result"):
         table.add_column(column, justify="right")
     mark = Text("pass ✓", style="green") if result.passed else Text("FAIL ✗", style="bold red")
-    table.add_row(f"{result.in_process_seconds:.2f}", f"{result.referee_seconds:.2f}", f"{result.ratio:.3f}",
-                  f"<= {TARGET_RATIO:.2f}", f"{result.session_seconds:.2f}", "yes" if result.same_games else "NO", mark)
+    table.add_row(
+        f"{result.in_process_seconds:.2f}",
+        f"{result.referee_seconds:.2f}",
+        f"{result.ratio:.3f}",
+        f"<= {TARGET_RATIO:.2f}",
+        f"{result.session_seconds:.2f}",
+        "yes" if result.same_games else "NO",
+        mark,
+    )
     stdout_console().print(table)

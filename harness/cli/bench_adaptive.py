@@ -18,10 +18,10 @@ TARGET_SEEDS = 9  # of 10: adaptive reaches the true order with at most half the
 
 def adaptive(
     seeds: Annotated[int, typer.Option("--seeds", help="Seeds 0..N-1, each a fresh draw of every game.")] = 10,
-    elos: Annotated[str, typer.Option("--elos", help="The pool's true Elo ratings, comma-separated (2 or more).")] =
-        DEFAULT_ELOS_TEXT,
-    draw_nu: Annotated[float, typer.Option("--draw-nu", help="Davidson's draw parameter (0.5: 20% draws between "
-                                                             "equals; 0: no draws).")] = DEFAULT_NU,
+    elos: Annotated[str, typer.Option("--elos", help="The pool's true Elo ratings, comma-separated (2 or more).")] = DEFAULT_ELOS_TEXT,
+    draw_nu: Annotated[
+        float, typer.Option("--draw-nu", help="Davidson's draw parameter (0.5: 20% draws between equals; 0: no draws).")
+    ] = DEFAULT_NU,
     alpha: Annotated[float, typer.Option("--alpha", help="Family-wise error of the order (both schedules).")] = ALPHA,
     max_games: Annotated[int, typer.Option("--max-games", help="Game cap per schedule and seed.")] = 100_000,
 ) -> None:
@@ -45,20 +45,33 @@ def adaptive(
     wins = sum(result.success(pool) for result in results)
     mean_ratio = sum(r.adaptive.games / r.round_robin.games for r in results) / len(results)
     target = f" (target: at least {TARGET_SEEDS} of 10)" if seeds == 10 else ""
-    console.print(Text(f"adaptive found the true order with at most half the round robin's games in {wins} of {seeds} "
-                       f"seeds{target}; mean games ratio {mean_ratio:.2f}"), soft_wrap=True)
+    console.print(
+        Text(
+            f"adaptive found the true order with at most half the round robin's games in {wins} of {seeds} "
+            f"seeds{target}; mean games ratio {mean_ratio:.2f}"
+        ),
+        soft_wrap=True,
+    )
 
 
 def result_table(pool: Pool, results: list[SeedResult], alpha: float) -> Table:
     true = " > ".join(pool.true_order)
-    table = Table(title=f"Adaptive vs round robin, alpha {alpha:g}",
-                  caption=f"true order {true}; Elo {', '.join(f'{e:g}' for e in pool.elos)}, draw nu {pool.nu:g}")
+    table = Table(
+        title=f"Adaptive vs round robin, alpha {alpha:g}",
+        caption=f"true order {true}; Elo {', '.join(f'{e:g}' for e in pool.elos)}, draw nu {pool.nu:g}",
+    )
     for header in ("seed", "adaptive games", "order", "round-robin games", "order", "ratio", "<= half"):
         table.add_column(header, justify="right")
     for result in results:
-        table.add_row(str(result.seed), f"{result.adaptive.games:,}", _verdict(pool, result, result.adaptive),
-                      f"{result.round_robin.games:,}", _verdict(pool, result, result.round_robin),
-                      f"{result.adaptive.games / result.round_robin.games:.2f}", "yes" if result.success(pool) else "no")
+        table.add_row(
+            str(result.seed),
+            f"{result.adaptive.games:,}",
+            _verdict(pool, result, result.adaptive),
+            f"{result.round_robin.games:,}",
+            _verdict(pool, result, result.round_robin),
+            f"{result.adaptive.games / result.round_robin.games:.2f}",
+            "yes" if result.success(pool) else "no",
+        )
     return table
 
 

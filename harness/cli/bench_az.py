@@ -21,17 +21,30 @@ DEFAULT_OPPONENTS = ["random", "positional"]
 
 def az_command(
     spec: Annotated[str, typer.Argument(help="The agent spec to measure, e.g. az:seconds=10.")] = "az",
-    opponents: Annotated[list[str] | None, typer.Option(
-        "--opponent", help="An opponent spec (repeatable; default: random and positional).")] = None,
+    opponents: Annotated[
+        list[str] | None, typer.Option("--opponent", help="An opponent spec (repeatable; default: random and positional).")
+    ] = None,
     games: Annotated[int, typer.Option("--games", help="Games per board and opponent, colours alternating.")] = 20,
-    boards_name: Annotated[str, typer.Option("--boards", help=f"Board set: {', '.join(BOARD_SETS)} (issue: 8x8, 6x6, "
-                                             "8x8 with 4 blocked cells).")] = "held-out",
+    boards_name: Annotated[
+        str, typer.Option("--boards", help=f"Board set: {', '.join(BOARD_SETS)} (issue: 8x8, 6x6, 8x8 with 4 blocked cells).")
+    ] = "held-out",
     benchmark: Annotated[bool, typer.Option("--benchmark", help="Add the 7 benchmark layouts.")] = False,
-    out: Annotated[Path | None, typer.Option("--out", metavar="FILE.jsonl", help=(
-        "Append every game to FILE as it ends; run again with the same FILE to play only the missing games."))] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="FILE.jsonl",
+            help=("Append every game to FILE as it ends; run again with the same FILE to play only the missing games."),
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every agent's generator.")] = 0,
-    opening: Annotated[int, typer.Option("--opening", help=(
-        "Place the first N discs of every game at random (both sides), so deterministic players meet in many openings."))] = 0,
+    opening: Annotated[
+        int,
+        typer.Option(
+            "--opening",
+            help=("Place the first N discs of every game at random (both sides), so deterministic players meet in many openings."),
+        ),
+    ] = 0,
     plugins: Annotated[list[str] | None, typer.Option("--plugin", help="A module or .py file declaring agents.")] = None,
 ) -> None:
     """Play SPEC against each opponent on a board set (default: standard 8x8 and three boards no az training saw).
@@ -50,12 +63,17 @@ def az_command(
     chosen = opponents or DEFAULT_OPPONENTS
     boards = board_set(boards_name) + (board_set("benchmark") if benchmark and boards_name != "benchmark" else [])
     start = time.perf_counter()
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=stderr_console(), transient=True) as progress:
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
+    ) as progress:
         task = progress.add_task(f"{spec} on {len(boards)} boards", total=games * len(boards) * len(chosen))
         try:
-            rows = win_rates(spec, chosen, boards, games, seed, on_game=lambda: progress.advance(task), results=out,
-                             opening=opening)
+            rows = win_rates(spec, chosen, boards, games, seed, on_game=lambda: progress.advance(task), results=out, opening=opening)
         except ValueError as error:
             raise typer.BadParameter(str(error)) from None
     opened = f", first {opening} discs random" if opening else ""
@@ -65,8 +83,9 @@ def az_command(
     for row in rows:
         record = row.record
         low, high = record.interval
-        table.add_row(row.board, row.opponent, f"{record.wins}-{record.draws}-{record.losses}", f"{record.rate:.0%}",
-                      f"{low:.0%}-{high:.0%}")
+        table.add_row(
+            row.board, row.opponent, f"{record.wins}-{record.draws}-{record.losses}", f"{record.rate:.0%}", f"{low:.0%}-{high:.0%}"
+        )
     console = stdout_console()
     console.print(table)
     console.print(Text(f"{sum(r.record.games for r in rows)} games in {duration(time.perf_counter() - start)}"), soft_wrap=True)

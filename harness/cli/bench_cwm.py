@@ -18,20 +18,29 @@ from harness.sandbox.command import bubblewrap_problem
 
 
 def cwm(
-    envs: Annotated[str, typer.Option("--envs", help="Benchmark environments (a range, a list, or 'none'); the default "
-                                                     "is one per condition family on the smallest board.")]
-    = ",".join(map(str, FAMILY_ENVS)),
-    random: Annotated[int, typer.Option("--random", help="Seeded random layouts (5-8 a side), each with a K outside "
-                                                         "the benchmark's eight (0.7, 0.3, -0.5, 1.5 in turn).")] = 4,
-    model: Annotated[str, typer.Option("--model", help="The model writing the programs (offline by default).")]
-    = "mock/coder",
+    envs: Annotated[
+        str,
+        typer.Option(
+            "--envs",
+            help="Benchmark environments (a range, a list, or 'none'); the default is one per condition family on the smallest board.",
+        ),
+    ] = ",".join(map(str, FAMILY_ENVS)),
+    random: Annotated[
+        int,
+        typer.Option(
+            "--random",
+            help="Seeded random layouts (5-8 a side), each with a K outside the benchmark's eight (0.7, 0.3, -0.5, 1.5 in turn).",
+        ),
+    ] = 4,
+    model: Annotated[str, typer.Option("--model", help="The model writing the programs (offline by default).")] = "mock/coder",
     budget: Annotated[int, typer.Option("--budget", help="Adaptation games per case (20 of them explore).")] = 24,
     games: Annotated[int, typer.Option("--games", help="Evaluation games against Random per case.")] = 20,
     simulations: Annotated[int, typer.Option("--simulations", help="MCTS simulations per evaluation move.")] = 400,
     mode: Annotated[str, typer.Option("--mode", help="Refinement: tree (REx) or conversation.")] = "tree",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the cases, the agent and Random.")] = 0,
-    unsandboxed: Annotated[bool, typer.Option("--unsandboxed", help="Run the programs with rlimits only, without "
-                                                                   "bubblewrap (the table says so).")] = False,
+    unsandboxed: Annotated[
+        bool, typer.Option("--unsandboxed", help="Run the programs with rlimits only, without bubblewrap (the table says so).")
+    ] = False,
 ) -> None:
     """Adapt cwm on each case, then play Random: the K interval of its final reward code and its win rate.
 
@@ -46,21 +55,32 @@ def cwm(
     if mode not in MODES:
         raise typer.BadParameter(f"--mode {mode!r}: choose one of {', '.join(MODES)}")
     if not unsandboxed and (problem := bubblewrap_problem()) is not None:
-        raise typer.BadParameter(f"the sandbox cannot run here ({problem}): install bubblewrap (make sandbox-tools, "
-                                 "as root) or pass --unsandboxed")
+        raise typer.BadParameter(
+            f"the sandbox cannot run here ({problem}): install bubblewrap (make sandbox-tools, as root) or pass --unsandboxed"
+        )
     cases = (benchmark_cases(parse_env_range(envs)) if envs != "none" else []) + random_cases(random, seed)
     if not cases:
         raise typer.BadParameter("no cases: give --envs or --random")
-    with Progress(TextColumn("bench cwm"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr_console(), transient=True) as bar:
+    with Progress(
+        TextColumn("bench cwm"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr_console(), transient=True
+    ) as bar:
         task = bar.add_task("cases", total=len(cases))
 
         def done(row: CwmBenchRow) -> None:
             bar.console.print(row_line(row), markup=False)  # a line per case as it ends: long runs show progress
             bar.advance(task)
 
-        rows = bench_cwm(cases, model=model, budget=budget, games=games, simulations=simulations, mode=mode, seed=seed,
-                         unsandboxed=unsandboxed, progress=done)
+        rows = bench_cwm(
+            cases,
+            model=model,
+            budget=budget,
+            games=games,
+            simulations=simulations,
+            mode=mode,
+            seed=seed,
+            unsandboxed=unsandboxed,
+            progress=done,
+        )
     stdout_console().print(cwm_table(rows, model, simulations, unsandboxed))
     if not all(passed(row) for row in rows):
         raise typer.Exit(1)
@@ -69,8 +89,10 @@ def cwm(
 def row_line(row: CwmBenchRow) -> str:
     """One case in a line (printed as each ends)."""
     verdict = "pass" if passed(row) else "FAIL"
-    return (f"{row.case.label}: K {row.case.env.condition.k}, code {row.code_interval or 'none'}, "
-            f"wins {row.wins}/{row.games}, draws {row.draws}: {verdict}")
+    return (
+        f"{row.case.label}: K {row.case.env.condition.k}, code {row.code_interval or 'none'}, "
+        f"wins {row.wins}/{row.games}, draws {row.draws}: {verdict}"
+    )
 
 
 def passed(row: CwmBenchRow) -> bool:
@@ -80,20 +102,29 @@ def passed(row: CwmBenchRow) -> bool:
 def cwm_table(rows: list[CwmBenchRow], model: str, simulations: int, unsandboxed: bool) -> Table:
     """One row per case: K, the feasible set, the code's interval, calls, wins against Random [Wilson 95%]."""
     where = "UNSANDBOXED" if unsandboxed else "bubblewrap"
-    table = Table(title=f"cwm with {model}, MCTS-{simulations} on its program ({where})", box=box.SIMPLE_HEAD,
-                  caption="feasible: K allowed by the agent's outcomes; code: K implied by its final returns(); "
-                          f"pass: code holds K and wins >= {WIN_TARGET:.0%}")
-    for header in ("case", "layout", "true K", "feasible", "code", "calls", "steered", "win [95%] / draw", "adapt s",
-                   "result"):
+    table = Table(
+        title=f"cwm with {model}, MCTS-{simulations} on its program ({where})",
+        box=box.SIMPLE_HEAD,
+        caption="feasible: K allowed by the agent's outcomes; code: K implied by its final returns(); "
+        f"pass: code holds K and wins >= {WIN_TARGET:.0%}",
+    )
+    for header in ("case", "layout", "true K", "feasible", "code", "calls", "steered", "win [95%] / draw", "adapt s", "result"):
         table.add_column(header, justify="left" if header in ("case", "layout", "feasible", "code") else "right")
     for row in rows:
         env = row.case.env
         low, high = row.wilson
         mark = Text("pass ✓", style="green") if passed(row) else Text("FAIL ✗", style="bold red")
-        layout = f"{env.layout.rows}x{env.layout.cols}" + (f" limit {env.condition.turn_limit}"
-                                                            if env.condition.turn_limit else "")
-        table.add_row(row.case.label, layout, str(env.condition.k), row.feasible, row.code_interval or "none",
-                      str(row.model_calls), str(row.steered),
-                      f"{row.win_rate:.0%} [{100 * low:.0f}-{100 * high:.0f}] / {row.draws / row.games:.0%}",
-                      f"{row.adapt_s:.0f}", mark)
+        layout = f"{env.layout.rows}x{env.layout.cols}" + (f" limit {env.condition.turn_limit}" if env.condition.turn_limit else "")
+        table.add_row(
+            row.case.label,
+            layout,
+            str(env.condition.k),
+            row.feasible,
+            row.code_interval or "none",
+            str(row.model_calls),
+            str(row.steered),
+            f"{row.win_rate:.0%} [{100 * low:.0f}-{100 * high:.0f}] / {row.draws / row.games:.0%}",
+            f"{row.adapt_s:.0f}",
+            mark,
+        )
     return table

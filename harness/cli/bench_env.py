@@ -14,16 +14,19 @@ from harness.cli.options import parse_env_range
 from harness.envs.speed import CLOCKS, FACES, Speed
 
 TARGETS = {"vector env": 1_000_000, "PettingZoo AEC": 50_000}  # env-steps/s on 8x8 (issue 12)
-REFERENCE_NOTE = ("the paper's public AEC environment (a few thousand games per second, as it reports) is not installed "
-                  "here, so no ratio to it is measured")
+REFERENCE_NOTE = (
+    "the paper's public AEC environment (a few thousand games per second, as it reports) is not installed "
+    "here, so no ratio to it is measured"
+)
 
 
 def env(
     envs: Annotated[str, typer.Option("--envs", help="Environments: a list 0,4 (8x8 and 12x10), a range, or all.")] = "0,4",
     seconds: Annotated[float, typer.Option("--seconds", help="About how long to time each environment face.")] = 2.0,
     num_envs: Annotated[int, typer.Option("--num-envs", help="Games the vector env steps at once.")] = 4096,
-    clock: Annotated[str, typer.Option("--clock", help="wall: wall time; cpu: this process's CPU seconds (all threads), "
-                                       "for a loaded shared machine.")] = "wall",
+    clock: Annotated[
+        str, typer.Option("--clock", help="wall: wall time; cpu: this process's CPU seconds (all threads), for a loaded shared machine.")
+    ] = "wall",
 ) -> None:
     """Env-steps per second with random masked actions: the AEC env, the Gymnasium env and the vector env, beside the bare engine.
 
@@ -52,8 +55,9 @@ def env(
 def speed_table(rows: list[Speed], seconds: float, clock: str = "wall", load: float | None = None) -> Table:
     per = "per CPU second of this process" if clock == "cpu" else "per second of wall time"
     machine = "" if load is None else f"; load average {load:.1f} on {os.cpu_count()} cores"
-    table = Table(title=f"Environment speed, random masked actions ({per})",
-                  caption=f"about {seconds:g} s per row, timed after a warm-up{machine}")
+    table = Table(
+        title=f"Environment speed, random masked actions ({per})", caption=f"about {seconds:g} s per row, timed after a warm-up{machine}"
+    )
     for header in ("env", "face", "env-steps/s", "games/s", "x bare engine", "target", "how"):
         table.add_column(header, justify="right" if header not in ("face", "how") else "left")
     bare = {row.env_id: row.steps_per_second for row in rows if row.face == "bare engine"}
@@ -61,6 +65,7 @@ def speed_table(rows: list[Speed], seconds: float, clock: str = "wall", load: fl
         target = TARGETS.get(row.face) if row.env_id in (0, 1, 2, 3) else None
         verdict = "" if target is None else f">= {target:,} {'met' if row.steps_per_second >= target else 'NOT met'}"
         ratio = row.steps_per_second / bare[row.env_id] if bare.get(row.env_id) else float("nan")
-        table.add_row(str(row.env_id), row.face, f"{row.steps_per_second:,.0f}", f"{row.games_per_second:,.0f}",
-                      f"{ratio:.2g}", verdict, row.note)
+        table.add_row(
+            str(row.env_id), row.face, f"{row.steps_per_second:,.0f}", f"{row.games_per_second:,.0f}", f"{ratio:.2g}", verdict, row.note
+        )
     return table

@@ -34,12 +34,22 @@ def league_command(
     if not 0 <= epsilon <= 1:
         raise typer.BadParameter(f"--epsilon {epsilon}: give a probability from 0 to 1")
     start = time.perf_counter()
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=stderr_console(), transient=True) as progress:
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
+    ) as progress:
         task = progress.add_task(f"league {spec}", total=2 * games)
         result = league(spec, games, seed, epsilon, on_game=lambda: progress.advance(task))
     low, high = result.interval
-    stdout_console().print(Text(
-        f"{canonical_spec(spec)}: League score {result.rate:.3f} (95% {low:.3f}-{high:.3f}) over {result.games} games vs SWH "
-        f"(epsilon {epsilon:g}): {result.wins} wins, {result.draws} draws, {result.losses} losses; "
-        f"{duration(time.perf_counter() - start)}"), soft_wrap=True)
+    stdout_console().print(
+        Text(
+            f"{canonical_spec(spec)}: League score {result.rate:.3f} (95% {low:.3f}-{high:.3f}) over {result.games} games vs SWH "
+            f"(epsilon {epsilon:g}): {result.wins} wins, {result.draws} draws, {result.losses} losses; "
+            f"{duration(time.perf_counter() - start)}"
+        ),
+        soft_wrap=True,
+    )

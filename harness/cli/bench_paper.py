@@ -18,14 +18,7 @@ from typing import Annotated
 import typer
 from rich import box
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -33,15 +26,7 @@ from engine import EnvKey
 from engine.env_spec import is_paper_env
 from harness.bench.paper_estimate import estimate_paper
 from harness.bench.paper_gap import GAP_COLUMNS, gap_rows, has_held_out
-from harness.bench.paper_plan import (
-    DEFAULT_AGENTS,
-    FULL,
-    QUICK,
-    QUICK_ENVS,
-    SCHEMA,
-    PaperPlan,
-    make_paper_plan,
-)
+from harness.bench.paper_plan import DEFAULT_AGENTS, FULL, QUICK, QUICK_ENVS, SCHEMA, PaperPlan, make_paper_plan
 from harness.bench.paper_report import (
     BELIEF_COLUMNS,
     COST_COLUMNS,
@@ -54,12 +39,7 @@ from harness.bench.paper_report import (
     per_env_rows,
     write_outputs,
 )
-from harness.bench.paper_run import (
-    default_run_dir,
-    read_plan,
-    read_results,
-    run_bench_paper,
-)
+from harness.bench.paper_run import default_run_dir, read_plan, read_results, run_bench_paper
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import print_error, stacked_tables, stderr_console, stdout_console
 from harness.cli.options import PluginOption, parse_envs, parse_specs, refuse_newer_schema, use_plugins
@@ -74,62 +54,113 @@ DEFAULT_JOBS = 2
 
 
 def paper(
-    envs: Annotated[str | None, typer.Option(
-        "--envs", show_default=False,
-        help=f"Environments: a range 0-6, a list 0,3,5, or all (default: all; --quick: {','.join(map(str, QUICK_ENVS))}); "
-             "or a suite / environment spec (docs/environments.md).",
-    )] = None,
-    suite: Annotated[str | None, typer.Option(
-        "--suite", metavar="SUITE", show_default=False,
-        help="A held-out suite (`arena envs new`; SUITE or SUITE:0-7): its entries are played after --envs and the "
-             "report compares each agent's win rate on them with the published ones (the generalisation gap).",
-    )] = None,
-    agents: Annotated[list[str] | None, typer.Option(
-        "--agents", metavar="SPEC", show_default=False,
-        help=f"Adaptive agent, one spec per flag; repeat the flag (default: {' '.join(DEFAULT_AGENTS)}).",
-    )] = None,
-    opponents: Annotated[list[str] | None, typer.Option(
-        "--opponents", metavar="SPEC", show_default=False,
-        help="Evaluation opponents instead of the paper's (Random, PosNet, PPO-2K, MCTS-30/50/100), one spec per flag; "
-             "repeat the flag (commas inside a spec never split it). Checkpoints play those labelled Random and MCTS-100.",
-    )] = None,
-    budget: Annotated[int | None, typer.Option(
-        "--budget", show_default=False,
-        help=f"Games each agent may play per environment (default {FULL['budget']}; --quick {QUICK['budget']}).",
-    )] = None,
-    games: Annotated[int | None, typer.Option(
-        "--games", show_default=False,
-        help=f"Final evaluation games per opponent (default {FULL['games']}; --quick {QUICK['games']}).",
-    )] = None,
-    checkpoint_games: Annotated[int | None, typer.Option(
-        "--checkpoint-games", show_default=False,
-        help=f"Games per opponent at each checkpoint (default {FULL['checkpoint_games']}; "
-             f"--quick {QUICK['checkpoint_games']}).",
-    )] = None,
+    envs: Annotated[
+        str | None,
+        typer.Option(
+            "--envs",
+            show_default=False,
+            help=f"Environments: a range 0-6, a list 0,3,5, or all (default: all; --quick: {','.join(map(str, QUICK_ENVS))}); "
+            "or a suite / environment spec (docs/environments.md).",
+        ),
+    ] = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite",
+            metavar="SUITE",
+            show_default=False,
+            help="A held-out suite (`arena envs new`; SUITE or SUITE:0-7): its entries are played after --envs and the "
+            "report compares each agent's win rate on them with the published ones (the generalisation gap).",
+        ),
+    ] = None,
+    agents: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agents",
+            metavar="SPEC",
+            show_default=False,
+            help=f"Adaptive agent, one spec per flag; repeat the flag (default: {' '.join(DEFAULT_AGENTS)}).",
+        ),
+    ] = None,
+    opponents: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--opponents",
+            metavar="SPEC",
+            show_default=False,
+            help="Evaluation opponents instead of the paper's (Random, PosNet, PPO-2K, MCTS-30/50/100), one spec per flag; "
+            "repeat the flag (commas inside a spec never split it). Checkpoints play those labelled Random and MCTS-100.",
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            show_default=False,
+            help=f"Games each agent may play per environment (default {FULL['budget']}; --quick {QUICK['budget']}).",
+        ),
+    ] = None,
+    games: Annotated[
+        int | None,
+        typer.Option(
+            "--games", show_default=False, help=f"Final evaluation games per opponent (default {FULL['games']}; --quick {QUICK['games']})."
+        ),
+    ] = None,
+    checkpoint_games: Annotated[
+        int | None,
+        typer.Option(
+            "--checkpoint-games",
+            show_default=False,
+            help=f"Games per opponent at each checkpoint (default {FULL['checkpoint_games']}; --quick {QUICK['checkpoint_games']}).",
+        ),
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", help="Worker processes; 1 runs everything in this process.")] = DEFAULT_JOBS,
-    seed: Annotated[int | None, typer.Option("--seed", show_default=False,
-                                             help="Seed all agent and match seeds derive from (default 0).")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", show_default=False, help="Seed all agent and match seeds derive from (default 0).")
+    ] = None,
     quick: Annotated[bool, typer.Option("--quick", help="A few small environments and small budgets (for CI).")] = False,
-    paper_mcts: Annotated[bool | None, typer.Option(
-        "--paper-mcts/--standard-mcts", show_default=False,
-        help="MCTS opponents back up values as the paper's code does (default), or the standard two-player way.",
-    )] = None,
-    paper_table: Annotated[Path, typer.Option(
-        "--paper-table", metavar="FILE", show_default=False,
-        help="The paper's Table 2 as JSON (default: the copy shipped in harness/bench/data/paper_table2.json).",
-    )] = DEFAULT_PAPER_TABLE2,
-    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", show_default=False,
-                                             help="Run directory (default: runs/<timestamp>-bench-paper).")] = None,
-    resume: Annotated[Path | None, typer.Option("--resume", metavar="DIR", show_default=False,
-                                                help="Finish an interrupted run with the settings it recorded.")] = None,
+    paper_mcts: Annotated[
+        bool | None,
+        typer.Option(
+            "--paper-mcts/--standard-mcts",
+            show_default=False,
+            help="MCTS opponents back up values as the paper's code does (default), or the standard two-player way.",
+        ),
+    ] = None,
+    paper_table: Annotated[
+        Path,
+        typer.Option(
+            "--paper-table",
+            metavar="FILE",
+            show_default=False,
+            help="The paper's Table 2 as JSON (default: the copy shipped in harness/bench/data/paper_table2.json).",
+        ),
+    ] = DEFAULT_PAPER_TABLE2,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="DIR", show_default=False, help="Run directory (default: runs/<timestamp>-bench-paper).")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option("--resume", metavar="DIR", show_default=False, help="Finish an interrupted run with the settings it recorded."),
+    ] = None,
     plugin: PluginOption = None,
-    in_process: Annotated[bool, typer.Option(
-        "--in-process", help="Adapt agents in this process instead of through the referee (quick experiments; "
-                             "UNENFORCED: a cheating agent could read K; the report says so).")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Print the plan (pairs, adaptation, checkpoint and evaluation games), an estimated wall time "
-                          "at --jobs (a few games timed here) and model agents' calls, tokens and cost; "
-                          "play nothing, write nothing.")] = False,
+    in_process: Annotated[
+        bool,
+        typer.Option(
+            "--in-process",
+            help="Adapt agents in this process instead of through the referee (quick experiments; "
+            "UNENFORCED: a cheating agent could read K; the report says so).",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the plan (pairs, adaptation, checkpoint and evaluation games), an estimated wall time "
+            "at --jobs (a few games timed here) and model agents' calls, tokens and cost; "
+            "play nothing, write nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Adapt each adaptive agent on each environment within its budget, then evaluate it, as in the paper.
 
@@ -142,16 +173,26 @@ def paper(
     if jobs < 1:
         raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
     plugin_words = use_plugins(plugin)  # with --resume too: the plugins are code, not settings the manifest holds
-    given = {"--envs": envs, "--suite": suite, "--agents": agents, "--opponents": opponents, "--budget": budget, "--games": games,
-             "--checkpoint-games": checkpoint_games, "--seed": seed, "--out": out,
-             "--quick": quick or None, "--paper-mcts/--standard-mcts": paper_mcts, "--in-process": in_process or None}
+    given = {
+        "--envs": envs,
+        "--suite": suite,
+        "--agents": agents,
+        "--opponents": opponents,
+        "--budget": budget,
+        "--games": games,
+        "--checkpoint-games": checkpoint_games,
+        "--seed": seed,
+        "--out": out,
+        "--quick": quick or None,
+        "--paper-mcts/--standard-mcts": paper_mcts,
+        "--in-process": in_process or None,
+    }
     if dry_run and resume is not None:
         raise typer.BadParameter("--dry-run estimates a new run: leave out --resume")
     if resume is not None:
         clashing = [name for name, value in given.items() if value is not None]
         if clashing:
-            raise typer.BadParameter(f"--resume takes its settings from {resume / 'manifest.json'}; "
-                                     f"leave out {', '.join(clashing)}")
+            raise typer.BadParameter(f"--resume takes its settings from {resume / 'manifest.json'}; leave out {', '.join(clashing)}")
         refuse_newer_schema(resume / "manifest.json", SCHEMA)
         plan, run_dir = read_plan(resume), resume
     else:
@@ -168,7 +209,12 @@ def paper(
         with _progress() as progress, stop_on_interrupt(unit="pairs") as stop:
             task = progress.add_task("bench paper", total=len(plan.tasks()), completed=min(finished, len(plan.tasks())))
             results = run_bench_paper(
-                plan, run_dir, jobs, command=command, resume=resume is not None, stop=stop,
+                plan,
+                run_dir,
+                jobs,
+                command=command,
+                resume=resume is not None,
+                stop=stop,
                 on_result=lambda r: progress.update(task, advance=1, description=f"env {r.env_id} {r.agent} {r.status}"),
             )
     except (RunInterrupted, KeyboardInterrupt) as stopped:
@@ -190,10 +236,16 @@ def _interrupted(stopped: BaseException, run_dir: Path, plugin_words: list[str])
     kept = f"{stopped.recorded} of {stopped.total} pairs" if isinstance(stopped, RunInterrupted) else "no pairs"
     how = "the pairs in flight were stopped" if getattr(stopped, "forced", True) else "the pairs in flight finished"
     console = stderr_console()
-    console.print(Text(f"interrupted: {kept} (environment x agent) recorded in {run_dir / 'results.jsonl'} ({how}; "
-                       "a resume plays the rest with the same seeds)"), soft_wrap=True)
-    console.print(Text(f"continue with: {shlex.join(['arena', 'bench', 'paper', '--resume', str(run_dir), *plugin_words])}"),
-                  soft_wrap=True)
+    console.print(
+        Text(
+            f"interrupted: {kept} (environment x agent) recorded in {run_dir / 'results.jsonl'} ({how}; "
+            "a resume plays the rest with the same seeds)"
+        ),
+        soft_wrap=True,
+    )
+    console.print(
+        Text(f"continue with: {shlex.join(['arena', 'bench', 'paper', '--resume', str(run_dir), *plugin_words])}"), soft_wrap=True
+    )
     raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
 
 
@@ -212,19 +264,35 @@ def _command(resume: Path | None, given: dict[str, object], jobs: int, run_dir: 
     return shlex.join([*words, *plugin_words, "--jobs", str(jobs), "--out", str(run_dir)])
 
 
-def _plan(envs: str | None, suite: str | None, agents: list[str] | None, budget: int | None, games: int | None,
-          checkpoint_games: int | None, seed: int | None, quick: bool, paper_mcts: bool | None,
-          dry_run: bool = False, opponents: list[str] | None = None) -> PaperPlan:
+def _plan(
+    envs: str | None,
+    suite: str | None,
+    agents: list[str] | None,
+    budget: int | None,
+    games: int | None,
+    checkpoint_games: int | None,
+    seed: int | None,
+    quick: bool,
+    paper_mcts: bool | None,
+    dry_run: bool = False,
+    opponents: list[str] | None = None,
+) -> PaperPlan:
     for name, value in (("--budget", budget), ("--games", games), ("--checkpoint-games", checkpoint_games)):
         if value is not None and value < 1:
             raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
     if seed is not None and seed < 0:
         raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
     return make_paper_plan(
-        parse_envs(envs) if envs is not None else None, parse_specs(agents, '--agents') if agents is not None else None,
-        budget=budget, games=games, checkpoint_games=checkpoint_games, seed=seed or 0, quick=quick,
+        parse_envs(envs) if envs is not None else None,
+        parse_specs(agents, "--agents") if agents is not None else None,
+        budget=budget,
+        games=games,
+        checkpoint_games=checkpoint_games,
+        seed=seed or 0,
+        quick=quick,
         paper_mcts=True if paper_mcts is None else paper_mcts,
-        held_out=_suite_keys(suite) if suite is not None else (), dry_run=dry_run,
+        held_out=_suite_keys(suite) if suite is not None else (),
+        dry_run=dry_run,
         opponents=parse_specs(opponents, "--opponents") if opponents is not None else None,
     )
 
@@ -233,15 +301,21 @@ def _suite_keys(suite: str) -> list[EnvKey]:
     """The entries of ``--suite`` (a suite, or SUITE:RANGE); anything else is named as not a suite."""
     keys = parse_envs(suite, "--suite")
     if any(is_paper_env(key) for key in keys):
-        raise typer.BadParameter(f"--suite {suite!r}: give a suite directory made by `arena envs new` "
-                                 "(the published environments go to --envs)")
+        raise typer.BadParameter(
+            f"--suite {suite!r}: give a suite directory made by `arena envs new` (the published environments go to --envs)"
+        )
     return keys
 
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("env x agent"), TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("env x agent"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr_console(),
     )
 
 
@@ -256,12 +330,15 @@ def print_summary(summary: PaperSummary, run_dir: Path, plots: Sequence[str]) ->
     columns, rows = condition_rows(summary, "win")
     _print_table(console, "Per condition: win rate % (mean ± std over layouts)", columns, rows, labels=3)
     if has_held_out(summary.plan):
-        _print_table(console, "Generalisation: win % on the published 56 vs held-out environments [95% CI] (games)",
-                     GAP_COLUMNS, gap_rows(summary.plan, summary.pairs))
+        _print_table(
+            console,
+            "Generalisation: win % on the published 56 vs held-out environments [95% CI] (games)",
+            GAP_COLUMNS,
+            gap_rows(summary.plan, summary.pairs),
+        )
     if beliefs := belief_rows(summary):
         _print_table(console, "Beliefs about K at the end of adaptation", BELIEF_COLUMNS, beliefs, sections=None)
-    _print_table(console, "Budget and time (seconds: mean per environment)", COST_COLUMNS, cost_rows(summary),
-                 sections=None, labels=1)
+    _print_table(console, "Budget and time (seconds: mean per environment)", COST_COLUMNS, cost_rows(summary), sections=None, labels=1)
     console.print(Text("Targets (issue 5)", style="bold"))
     for check in summary.checks:
         style = {True: "green", False: "bold red", None: "yellow"}[check.passed]
@@ -271,17 +348,25 @@ def print_summary(summary: PaperSummary, run_dir: Path, plots: Sequence[str]) ->
     console.print(Text(describe(summary.plan), style="dim"))
     for note in (f"{PRIVILEGED_MARK} {PRIVILEGED_NOTE}", *summary.notes):
         console.print(Text(note, style="dim"))
-    console.print(Text(f"run recorded in {run_dir} (results.jsonl, results.json, report.md, "
-                       f"{len(plots)} plot{'s' if len(plots) != 1 else ''})"))
+    console.print(
+        Text(f"run recorded in {run_dir} (results.jsonl, results.json, report.md, {len(plots)} plot{'s' if len(plots) != 1 else ''})")
+    )
 
 
 def _first_column(row: Sequence[str]) -> bool:
     return bool(row[0])
 
 
-def _print_table(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
-                 sections: Callable[[Sequence[str]], bool] | None = _first_column, labels: int = 2) -> None:
+def _print_table(
+    console: Console,
+    title: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    sections: Callable[[Sequence[str]], bool] | None = _first_column,
+    labels: int = 2,
+) -> None:
     """The table, or (too wide for the terminal) its figure columns over stacked tables: no name or figure is cut."""
+
     def build(figures: Sequence[int]) -> Table:
         return _table(title, columns, rows, sections, labels, figures)
 
@@ -289,9 +374,14 @@ def _print_table(console: Console, title: str, columns: Sequence[str], rows: Seq
         console.print(table)
 
 
-def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
-           sections: Callable[[Sequence[str]], bool] | None = _first_column, labels: int = 2,
-           figures: Sequence[int] | None = None) -> Table:
+def _table(
+    title: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    sections: Callable[[Sequence[str]], bool] | None = _first_column,
+    labels: int = 2,
+    figures: Sequence[int] | None = None,
+) -> Table:
     """A table with left-aligned label columns (never cut: agents' names), right-aligned figures, a section line before
     each new condition. ``figures``: which of the figure columns (counted after the labels) to show; all by default."""
     every = range(len(columns) - labels)

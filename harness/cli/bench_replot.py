@@ -20,8 +20,7 @@ from harness.cli.options import refuse_newer_schema
 
 
 def replot(
-    run_dir: Annotated[Path, typer.Argument(metavar="DIR", show_default=False,
-                                            help="A run directory written by 'arena bench paper'.")],
+    run_dir: Annotated[Path, typer.Argument(metavar="DIR", show_default=False, help="A run directory written by 'arena bench paper'.")],
 ) -> None:
     """Redraw the figures of an 'arena bench paper' run from its recorded results, without playing again."""
     if not run_dir.is_dir():

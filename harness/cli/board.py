@@ -74,9 +74,7 @@ def cell_contents(layout: Layout, state: State | None = None, marks: Iterable[in
     return rows
 
 
-def board_plain(
-    layout: Layout, state: State | None = None, marks: Iterable[int] = (), coordinates: bool = True,
-) -> str:
+def board_plain(layout: Layout, state: State | None = None, marks: Iterable[int] = (), coordinates: bool = True) -> str:
     """The board as plain text with B/W/#/. (and ``*`` for marks).
 
     With coordinates, cells are separated by spaces under a row of column

@@ -63,15 +63,23 @@ def default_model(agent: str = "llm-strategist") -> tuple[str, str]:
 
 
 def demo(
-    env: Annotated[str, typer.Option("--env", metavar="ENV", help="Environment: an id 0-55 (14: on the standard board), "
-                                                               "or a spec (docs/environments.md).")] = "14",
-    agent: Annotated[str, typer.Option("--agent", help="The model agent: llm-strategist, cwm (a code world model: "
-                                                        "docs/cwm.md; needs bubblewrap), or llm-policy (the model "
-                                                        "picks every move).")] = "llm-strategist",
+    env: Annotated[
+        str,
+        typer.Option("--env", metavar="ENV", help="Environment: an id 0-55 (14: on the standard board), or a spec (docs/environments.md)."),
+    ] = "14",
+    agent: Annotated[
+        str,
+        typer.Option(
+            "--agent",
+            help="The model agent: llm-strategist, cwm (a code world model: "
+            "docs/cwm.md; needs bubblewrap), or llm-policy (the model "
+            "picks every move).",
+        ),
+    ] = "llm-strategist",
     model: Annotated[str | None, typer.Option("--model", help="litellm model string or mock/<name> (default: see above).")] = None,
-    budget: Annotated[int | None, typer.Option("--budget", help="Adaptation games (self-play; default 200, cwm 40, "
-                                                                "llm-policy 20).",
-                                               show_default=False)] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="Adaptation games (self-play; default 200, cwm 40, llm-policy 20).", show_default=False)
+    ] = None,
     batch: Annotated[int, typer.Option("--batch", help="Games per strategy (one model call each).")] = 25,
     games: Annotated[int, typer.Option("--games", help="Evaluation games per opponent, colours alternating.")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run and the matches.")] = 0,
@@ -86,9 +94,15 @@ def demo(
     model_arg: mo.ModelArgOption = None,
     max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
     reveal: Annotated[bool, typer.Option("--reveal", help="Show the condition (and K) from the start, not only after the run.")] = False,
-    legal_moves: Annotated[str | None, typer.Option(
-        "--legal-moves", help="llm-policy: shown (each move prompt lists the legal moves; the default) or hidden (the "
-                              "model finds them): a separate track, never pooled with the other.", show_default=False)] = None,
+    legal_moves: Annotated[
+        str | None,
+        typer.Option(
+            "--legal-moves",
+            help="llm-policy: shown (each move prompt lists the legal moves; the default) or hidden (the "
+            "model finds them): a separate track, never pooled with the other.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Adapt the llm-strategist (or cwm, or llm-policy) to a hidden K, then compare it with baselines against the same opponents.
 
@@ -102,8 +116,10 @@ def demo(
     if legal_moves is not None and legal_moves not in LEGAL_MOVES_TRACKS:
         raise typer.BadParameter(f"--legal-moves {legal_moves!r}: choose shown or hidden")
     if legal_moves is not None and agent != "llm-policy":
-        raise typer.BadParameter(f"--legal-moves: only llm-policy sees move prompts ({agent} never gets a legal-move "
-                                 "list); leave it out, or use --agent llm-policy")
+        raise typer.BadParameter(
+            f"--legal-moves: only llm-policy sees move prompts ({agent} never gets a legal-move "
+            "list); leave it out, or use --agent llm-policy"
+        )
     budget = DEFAULT_BUDGETS[agent] if budget is None else budget
     if games < 1:
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
@@ -111,38 +127,64 @@ def demo(
         raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
     environment = make_env(parse_env(env))
     if reveal and is_sealed(environment.id):
-        raise typer.BadParameter("--reveal: a suite's conditions are sealed until a run has finished (the report reveals "
-                                 "them); leave out --reveal")
-    named, options = mo.resolve(mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens,
-                                              reasoning_effort, timeout, max_consecutive_failures, list(model_arg or [])))
+        raise typer.BadParameter(
+            "--reveal: a suite's conditions are sealed until a run has finished (the report reveals them); leave out --reveal"
+        )
+    named, options = mo.resolve(
+        mo.ModelFlags(
+            model_config,
+            model,
+            api_base,
+            temperature,
+            top_p,
+            max_reply_tokens,
+            reasoning_effort,
+            timeout,
+            max_consecutive_failures,
+            list(model_arg or []),
+        )
+    )
     chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model(agent)
     check_api_key(chosen, api_base=options.api_base)  # an unknown model or a missing key: an error before anything is printed
     console = stdout_console()
     shown = f"condition {environment.condition.label}, K = {environment.condition.k} (--reveal)" if reveal else "K stays hidden"
-    console.print(f"{agent} with {chosen} ({why}) adapts on env {environment.id} ({environment.layout.name}) "
-                  f"within {budget} games; {shown}.", markup=False)
+    console.print(
+        f"{agent} with {chosen} ({why}) adapts on env {environment.id} ({environment.layout.name}) within {budget} games; {shown}.",
+        markup=False,
+    )
     checkpoints = (batch, budget // 2, budget) if agent == "llm-strategist" else (budget,)
-    config = LlmRunConfig(agent=cast(AgentName, agent), model=chosen, env=environment.id,
-                          legal_moves=cast(LegalMovesTrack, legal_moves or "shown"),
-                          budget=budget, eval_games=games,
-                          opponents=OPPONENTS, seed=seed, batch=batch, search_depth=3, endgame=10,
-                          checkpoints=tuple(sorted({c for c in checkpoints if 0 < c <= budget})), model_options=options)
+    config = LlmRunConfig(
+        agent=cast(AgentName, agent),
+        model=chosen,
+        env=environment.id,
+        legal_moves=cast(LegalMovesTrack, legal_moves or "shown"),
+        budget=budget,
+        eval_games=games,
+        opponents=OPPONENTS,
+        seed=seed,
+        batch=batch,
+        search_depth=3,
+        endgame=10,
+        checkpoints=tuple(sorted({c for c in checkpoints if 0 < c <= budget})),
+        model_options=options,
+    )
     run_dir = run_with_progress(config, out=out)
     metrics = _read_json(run_dir / "metrics.json")
-    console.print(f"Revealed after the run: env {environment.id} is {environment.name}, true K = {metrics['true_k']}.",
-                  markup=False)
+    console.print(f"Revealed after the run: env {environment.id} is {environment.name}, true K = {metrics['true_k']}.", markup=False)
     for line in _belief_lines(metrics):
         console.print(line, markup=False)
-    baselines = {spec: {opponent: _match(environment, spec, opponent, games, seed) for opponent in OPPONENTS}
-                 for spec in BASELINES}
+    baselines = {spec: {opponent: _match(environment, spec, opponent, games, seed) for opponent in OPPONENTS} for spec in BASELINES}
     agent_label = f"{agent} ({chosen})"
-    table, legend = fitting_table(lambda label: comparison_table(environment, agent_label, metrics, baselines, label),
-                                  [agent_label, *baselines, *OPPONENTS], console)
+    table, legend = fitting_table(
+        lambda label: comparison_table(environment, agent_label, metrics, baselines, label), [agent_label, *baselines, *OPPONENTS], console
+    )
     console.print(table)
     for legend_line in legend:  # a narrow terminal: the agents as #1, #2, ..., named here whole
         console.print(legend_line, soft_wrap=True)
-    console.print(f"Run directory: {run_dir}  (arena replay {run_dir} checks the condition against the manifest's "
-                  f"commitment; arena rerun {run_dir})", markup=False)
+    console.print(
+        f"Run directory: {run_dir}  (arena replay {run_dir} checks the condition against the manifest's commitment; arena rerun {run_dir})",
+        markup=False,
+    )
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -159,15 +201,16 @@ def _belief_lines(metrics: dict[str, Any]) -> list[str]:
             lines.append(f"  belief after {entry['checkpoint']:>4} games: none ({entry['error']})")
             continue
         verdict = "contains K" if entry["score"]["contains_k"] else "misses K"
-        lines.append(f"  belief after {entry['checkpoint']:>4} games: {belief['regime']}, K in "
-                     f"[{belief['k_low']:.3f}, {belief['k_high']:.3f}] ({verdict})")
+        lines.append(
+            f"  belief after {entry['checkpoint']:>4} games: {belief['regime']}, K in "
+            f"[{belief['k_low']:.3f}, {belief['k_high']:.3f}] ({verdict})"
+        )
     return lines
 
 
 def _match(environment: Environment, spec: str, opponent: str, games: int, seed: int) -> MatchResult:
     context = AgentContext(environment.rules)
-    return run_match(environment, lambda rng: make_agent(spec, context, rng), lambda rng: make_agent(opponent, context, rng),
-                     games, seed)
+    return run_match(environment, lambda rng: make_agent(spec, context, rng), lambda rng: make_agent(opponent, context, rng), games, seed)
 
 
 def _cell(wins: int, draws: int, total: int) -> str:
@@ -177,19 +220,29 @@ def _cell(wins: int, draws: int, total: int) -> str:
     return f"{wins / total:.0%} [{100 * low:.0f}-{100 * high:.0f}] / {draws / total:.0%}"
 
 
-def comparison_table(environment: Environment, agent_label: str, metrics: dict[str, Any],
-                     baselines: dict[str, dict[str, MatchResult]], label: Callable[[str], str] = str) -> Table:
+def comparison_table(
+    environment: Environment,
+    agent_label: str,
+    metrics: dict[str, Any],
+    baselines: dict[str, dict[str, MatchResult]],
+    label: Callable[[str], str] = str,
+) -> Table:
     """Rows: the adapted agent and the baselines; columns: opponents; cells: win % [Wilson 95%] / draw %.
 
     ``label`` gives the name shown for an agent (a narrow terminal: a short one, named in a legend)."""
-    table = Table(title=f"env {environment.id} ({environment.name})", box=box.SIMPLE_HEAD,
-                  caption="win % [Wilson 95% interval] / draw %; the baselines do not adapt")
+    table = Table(
+        title=f"env {environment.id} ({environment.name})",
+        box=box.SIMPLE_HEAD,
+        caption="win % [Wilson 95% interval] / draw %; the baselines do not adapt",
+    )
     add_name_column(table, "agent")
     for opponent in OPPONENTS:
         add_name_column(table, f"vs {label(opponent)}", justify="right")
     evaluation = metrics["evaluation"]
-    table.add_row(label(agent_label), *(_cell(evaluation[o]["win"]["count"], evaluation[o]["draw"]["count"], evaluation[o]["games"])
-                                 for o in OPPONENTS))
+    table.add_row(
+        label(agent_label),
+        *(_cell(evaluation[o]["win"]["count"], evaluation[o]["draw"]["count"], evaluation[o]["games"]) for o in OPPONENTS),
+    )
     for spec, results in baselines.items():
         cells = []
         for opponent in OPPONENTS:

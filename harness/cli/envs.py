@@ -47,17 +47,27 @@ def envs(
 def new(
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Directory for public.json and sealed.json (new).")],
     count: Annotated[int, typer.Option("--count", help="Environments in the suite.")] = 16,
-    seed: Annotated[int | None, typer.Option("--seed", show_default=False, help=(
-        "Seed of the layouts, conditions and salts: the same seed gives the same files byte for byte. Default: a fresh "
-        "random 63-bit seed (kept in the sealed file); anyone who knows the seed can remake the sealed conditions."))] = None,
-    sizes: Annotated[str, typer.Option("--sizes", metavar="LOW-HIGH", help="Board sides (rows and cols independently).")]
-        = f"{DEFAULT_SIZES[0]}-{DEFAULT_SIZES[1]}",
-    density: Annotated[str, typer.Option("--density", metavar="LOW-HIGH", help="Obstacle density range.")]
-        = f"{DEFAULT_DENSITY[0]}-{DEFAULT_DENSITY[1]}",
-    families: Annotated[str, typer.Option("--families", metavar="F,F,...", help="Condition families to draw from "
-                                          f"(each uniformly): {', '.join(FAMILIES)}.")] = ",".join(FAMILIES),
-    name: Annotated[str, typer.Option("--name", help="The suite's name (in the public file and the entries' names).")]
-        = "suite",
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            show_default=False,
+            help=(
+                "Seed of the layouts, conditions and salts: the same seed gives the same files byte for byte. Default: a fresh "
+                "random 63-bit seed (kept in the sealed file); anyone who knows the seed can remake the sealed conditions."
+            ),
+        ),
+    ] = None,
+    sizes: Annotated[
+        str, typer.Option("--sizes", metavar="LOW-HIGH", help="Board sides (rows and cols independently).")
+    ] = f"{DEFAULT_SIZES[0]}-{DEFAULT_SIZES[1]}",
+    density: Annotated[
+        str, typer.Option("--density", metavar="LOW-HIGH", help="Obstacle density range.")
+    ] = f"{DEFAULT_DENSITY[0]}-{DEFAULT_DENSITY[1]}",
+    families: Annotated[
+        str, typer.Option("--families", metavar="F,F,...", help=f"Condition families to draw from (each uniformly): {', '.join(FAMILIES)}.")
+    ] = ",".join(FAMILIES),
+    name: Annotated[str, typer.Option("--name", help="The suite's name (in the public file and the entries' names).")] = "suite",
 ) -> None:
     """Make a held-out suite: random layouts and sealed conditions (K from continuous ranges per family).
 
@@ -66,19 +76,22 @@ def new(
     with --env SUITE:ENTRY, --envs SUITE or arena bench paper --suite SUITE.
     """
     settings = SuiteSettings(
-        count=count, seed=secrets.randbits(SEED_BITS) if seed is None else seed,
-        sizes=_int_range(sizes, "--sizes"), density=_float_range(density, "--density"),
-        families=tuple(f.strip() for f in families.split(",") if f.strip()), name=name.strip() or "suite")
+        count=count,
+        seed=secrets.randbits(SEED_BITS) if seed is None else seed,
+        sizes=_int_range(sizes, "--sizes"),
+        density=_float_range(density, "--density"),
+        families=tuple(f.strip() for f in families.split(",") if f.strip()),
+        name=name.strip() or "suite",
+    )
     public, sealed = write_suite(settings, out)
     console = stdout_console()
     console.print(suite_table(out))
-    console.print(f"public: {public}\nsealed: {sealed} (keep it from the agents; the report of a run reveals it)",
-                  markup=False, soft_wrap=True)
+    console.print(
+        f"public: {public}\nsealed: {sealed} (keep it from the agents; the report of a run reveals it)", markup=False, soft_wrap=True
+    )
 
 
-def list_suite(
-    suite: Annotated[str, typer.Argument(metavar="SUITE", help="A suite directory (or its public.json).")],
-) -> None:
+def list_suite(suite: Annotated[str, typer.Argument(metavar="SUITE", help="A suite directory (or its public.json).")]) -> None:
     """Show a suite's public part: entries, layouts, turn limits and commitments (never a condition)."""
     stdout_console().print(suite_table(suite))
 
@@ -89,13 +102,25 @@ def suite_table(suite: str | Path) -> Table:
     name, entries = read_public(directory)
     given = Path(suite).parent if Path(suite).name == "public.json" else Path(suite)  # as the user wrote it
     table = Table(title=f"Suite {name!r} ({directory}): use --env {given}:ENTRY; conditions sealed")
-    for column, justify in (("entry", "right"), ("layout", "left"), ("size", "center"), ("obstacles", "right"),
-                            ("turn limit", "left"), ("commitment", "left")):
+    for column, justify in (
+        ("entry", "right"),
+        ("layout", "left"),
+        ("size", "center"),
+        ("obstacles", "right"),
+        ("turn limit", "left"),
+        ("commitment", "left"),
+    ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for entry in entries:
         limit = f"{entry.turn_limit} per player" if entry.turn_limit else "none"
-        table.add_row(str(entry.entry), entry.layout.name, f"{entry.layout.rows}x{entry.layout.cols}",
-                      str(len(entry.layout.obstacles)), limit, entry.commitment[:16] + "...")
+        table.add_row(
+            str(entry.entry),
+            entry.layout.name,
+            f"{entry.layout.rows}x{entry.layout.cols}",
+            str(len(entry.layout.obstacles)),
+            limit,
+            entry.commitment[:16] + "...",
+        )
     return table
 
 

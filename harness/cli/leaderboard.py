@@ -50,12 +50,19 @@ def leaderboard(
 
 def section_table(section: dict[str, Any]) -> Table:
     """One condition set's ratings."""
-    table = Table(title=f"{section['condition_set']}: {section['games']:,} games; {section['anchor']} = 0; "
-                        f"{section['draws']}")
+    table = Table(title=f"{section['condition_set']}: {section['games']:,} games; {section['anchor']} = 0; {section['draws']}")
     for column in ("#", "agent", "rating", "95% interval", "games", "W-D-L", "calls", "$", "frontier"):
         table.add_column(column, justify="right" if column in ("#", "rating", "games", "calls", "$") else "left")
     for rank, r in enumerate(section["ratings"], 1):
-        table.add_row(str(rank), r["agent"], f"{r['rating']:.0f}", f"[{r['low']:.0f}, {r['high']:.0f}]", str(r["games"]),
-                      f"{r['wins']}-{r['draws']}-{r['losses']}", str(r["calls"]), f"{r['cost_usd']:.2f}",
-                      "yes" if r["frontier"] else "")
+        table.add_row(
+            str(rank),
+            r["agent"],
+            f"{r['rating']:.0f}",
+            f"[{r['low']:.0f}, {r['high']:.0f}]",
+            str(r["games"]),
+            f"{r['wins']}-{r['draws']}-{r['losses']}",
+            str(r["calls"]),
+            f"{r['cost_usd']:.2f}",
+            "yes" if r["frontier"] else "",
+        )
     return table

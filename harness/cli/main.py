@@ -19,14 +19,7 @@ from typing import Any
 import typer
 
 from agents.spec import AgentSpecError
-from engine import (
-    ConditionError,
-    EnvSpecError,
-    IllegalMoveError,
-    LayoutError,
-    NotationError,
-    UnknownEnvironmentError,
-)
+from engine import ConditionError, EnvSpecError, IllegalMoveError, LayoutError, NotationError, UnknownEnvironmentError
 from engine.suite import SuiteError
 from harness.cli import (
     agents,
@@ -63,9 +56,20 @@ from harness.tournaments.plan import TournamentError
 
 USER_ERROR_EXIT_CODE = 2
 USER_ERRORS = (
-    LayoutError, UnknownEnvironmentError, ConditionError, NotationError, IllegalMoveError, typer.BadParameter,
-    AgentSpecError, TournamentError, RunConfigError, ModelConfigError, TranscriptError, RunLocked,
-    EnvSpecError, SuiteError,
+    LayoutError,
+    UnknownEnvironmentError,
+    ConditionError,
+    NotationError,
+    IllegalMoveError,
+    typer.BadParameter,
+    AgentSpecError,
+    TournamentError,
+    RunConfigError,
+    ModelConfigError,
+    TranscriptError,
+    RunLocked,
+    EnvSpecError,
+    SuiteError,
 )
 
 
@@ -104,8 +108,10 @@ def os_error_message(error: OSError) -> str:
     reason = error.strerror or str(error) or type(error).__name__
     where = " -> ".join(str(name) for name in (error.filename, error.filename2) if name is not None)
     if error.errno == errno.ENOSPC:
-        return (f"the disk is full ({reason}{' writing ' + where if where else ''}): stopped; every record written "
-                "before it is kept; free some space, then continue it (--resume DIR, where the command takes it)")
+        return (
+            f"the disk is full ({reason}{' writing ' + where if where else ''}): stopped; every record written "
+            "before it is kept; free some space, then continue it (--resume DIR, where the command takes it)"
+        )
     return f"{where}: {reason}" if where else reason
 
 
@@ -117,19 +123,19 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 bench_app = typer.Typer(
-    help=("Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
-          "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
-          "'bench replot' redraws its figures, 'bench sandbox' generated code in the sandbox, "
-          "'bench cwm' the code-world-model agent family by family, 'bench view' how fast a large run's page opens, "
-          "'bench adaptive' the adaptive tournament against the round robin."),
+    help=(
+        "Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
+        "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
+        "'bench replot' redraws its figures, 'bench sandbox' generated code in the sandbox, "
+        "'bench cwm' the code-world-model agent family by family, 'bench view' how fast a large run's page opens, "
+        "'bench adaptive' the adaptive tournament against the round robin."
+    ),
     no_args_is_help=True,
 )
 
 
 @app.callback()
-def _options(
-    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error instead of its one-line message."),
-) -> None:
+def _options(debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error instead of its one-line message.")) -> None:
     """Expanded Othello Arena: Othello on arbitrary layouts with a hidden winning threshold K."""
     _debug["on"] = debug
 

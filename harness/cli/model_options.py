@@ -24,37 +24,93 @@ from pydantic import ValidationError
 from harness.models.options import REASONING_EFFORTS, ModelOptions
 
 _PANEL = "Model options"
-ModelConfigOption = Annotated[Path | None, typer.Option(
-    "--model-config", metavar="FILE", rich_help_panel=_PANEL, show_default=False,
-    help="A TOML (or .json) file with the model and its options (keys as the flags, with underscores); flags win.")]
-ApiBaseOption = Annotated[str | None, typer.Option(
-    "--api-base", metavar="URL", rich_help_panel=_PANEL, show_default=False,
-    help="The endpoint, e.g. http://localhost:8000/v1 for vLLM or llama.cpp's server (default: the provider's).")]
-TemperatureOption = Annotated[float | None, typer.Option(
-    "--temperature", rich_help_panel=_PANEL, show_default=False, help="Sampling temperature, 0 or more (default: 0).")]
-TopPOption = Annotated[float | None, typer.Option(
-    "--top-p", rich_help_panel=_PANEL, show_default=False, help="Nucleus sampling, more than 0 and at most 1.")]
-MaxReplyTokensOption = Annotated[int | None, typer.Option(
-    "--max-reply-tokens", rich_help_panel=_PANEL, show_default=False,
-    help="The longest reply, in tokens (litellm's max_tokens; default: the provider's).")]
-ReasoningEffortOption = Annotated[str | None, typer.Option(
-    "--reasoning-effort", metavar="LEVEL", rich_help_panel=_PANEL, show_default=False,
-    help=f"For reasoning models (OpenAI o-series and gpt-5, Claude, Gemini 2.5): {', '.join(REASONING_EFFORTS)}.")]
-TimeoutOption = Annotated[float | None, typer.Option(
-    "--timeout", metavar="SECONDS", rich_help_panel=_PANEL, show_default=False,
-    help="Seconds per attempt before it counts as a timeout and is retried (default: 60).")]
-ModelArgOption = Annotated[list[str] | None, typer.Option(
-    "--model-arg", metavar="KEY=VALUE", rich_help_panel=_PANEL, show_default=False,
-    help="Passed to litellm.acompletion as it is (repeatable; VALUE as JSON when it parses, else text), "
-         "e.g. seed=7, drop_params=true. Never an API key or header: keys come from the environment.")]
-MaxConsecutiveFailuresOption = Annotated[int | None, typer.Option(
-    "--max-consecutive-failures", metavar="N", rich_help_panel=_PANEL, show_default=False,
-    help="Stop the run (resumable) after N model calls in a row fail for good (default: 5). Connection refused, "
-         "DNS, HTTP 401/403/404 and an unknown provider stop it at the first call.")]
+ModelConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--model-config",
+        metavar="FILE",
+        rich_help_panel=_PANEL,
+        show_default=False,
+        help="A TOML (or .json) file with the model and its options (keys as the flags, with underscores); flags win.",
+    ),
+]
+ApiBaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        metavar="URL",
+        rich_help_panel=_PANEL,
+        show_default=False,
+        help="The endpoint, e.g. http://localhost:8000/v1 for vLLM or llama.cpp's server (default: the provider's).",
+    ),
+]
+TemperatureOption = Annotated[
+    float | None,
+    typer.Option("--temperature", rich_help_panel=_PANEL, show_default=False, help="Sampling temperature, 0 or more (default: 0)."),
+]
+TopPOption = Annotated[
+    float | None, typer.Option("--top-p", rich_help_panel=_PANEL, show_default=False, help="Nucleus sampling, more than 0 and at most 1.")
+]
+MaxReplyTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-reply-tokens",
+        rich_help_panel=_PANEL,
+        show_default=False,
+        help="The longest reply, in tokens (litellm's max_tokens; default: the provider's).",
+    ),
+]
+ReasoningEffortOption = Annotated[
+    str | None,
+    typer.Option(
+        "--reasoning-effort",
+        metavar="LEVEL",
+        rich_help_panel=_PANEL,
+        show_default=False,
+        help=f"For reasoning models (OpenAI o-series and gpt-5, Claude, Gemini 2.5): {', '.join(REASONING_EFFORTS)}.",
+    ),
+]
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        rich_help_panel=_PANEL,
+        show_default=False,
+        help="Seconds per attempt before it counts as a timeout and is retried (default: 60).",
+    ),
+]
+ModelArgOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model-arg",
+        metavar="KEY=VALUE",
+        rich_help_panel=_PANEL,
+        show_default=False,
+        help="Passed to litellm.acompletion as it is (repeatable; VALUE as JSON when it parses, else text), "
+        "e.g. seed=7, drop_params=true. Never an API key or header: keys come from the environment.",
+    ),
+]
+MaxConsecutiveFailuresOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-consecutive-failures",
+        metavar="N",
+        rich_help_panel=_PANEL,
+        show_default=False,
+        help="Stop the run (resumable) after N model calls in a row fail for good (default: 5). Connection refused, "
+        "DNS, HTTP 401/403/404 and an unknown provider stop it at the first call.",
+    ),
+]
 
 _FLAGS = {
-    "api_base": "--api-base", "temperature": "--temperature", "top_p": "--top-p", "max_reply_tokens": "--max-reply-tokens",
-    "reasoning_effort": "--reasoning-effort", "timeout": "--timeout", "max_consecutive_failures": "--max-consecutive-failures",
+    "api_base": "--api-base",
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "max_reply_tokens": "--max-reply-tokens",
+    "reasoning_effort": "--reasoning-effort",
+    "timeout": "--timeout",
+    "max_consecutive_failures": "--max-consecutive-failures",
     "model_args": "--model-arg",
 }
 FILE_KEYS = ("model", *_FLAGS)

@@ -29,25 +29,34 @@ from harness.registry.specs import parse_spec
 N_ENVS = N_LAYOUTS * N_CONDITIONS
 
 # Parameters several commands take, as typer ``Annotated`` types.
-ENV_HELP = ("Environment: an id 0-55, layout=FILE,condition=COND[,turns=N] (e.g. condition=majority<0.7), "
-            "a .toml file with those keys, or SUITE:ENTRY (docs/environments.md).")
-ENVS_HELP = ("Environments: ids (0-6, 0,3,5, all), a suite directory (all its entries) or SUITE:0-3, "
-             "or one environment spec (layout=FILE,condition=COND[,turns=N], a .toml file).")
+ENV_HELP = (
+    "Environment: an id 0-55, layout=FILE,condition=COND[,turns=N] (e.g. condition=majority<0.7), "
+    "a .toml file with those keys, or SUITE:ENTRY (docs/environments.md)."
+)
+ENVS_HELP = (
+    "Environments: ids (0-6, 0,3,5, all), a suite directory (all its entries) or SUITE:0-3, "
+    "or one environment spec (layout=FILE,condition=COND[,turns=N], a .toml file)."
+)
 EnvArgument = Annotated[str | None, typer.Argument(metavar="ENV", help=ENV_HELP, show_default=False)]
-LayoutOption = Annotated[
-    Path | None, typer.Option("--layout", metavar="FILE", help="A layout text file instead of an environment.")
+LayoutOption = Annotated[Path | None, typer.Option("--layout", metavar="FILE", help="A layout text file instead of an environment.")]
+PluginOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--plugin",
+        metavar="MODULE_OR_FILE",
+        show_default=False,
+        help="Your own agents: a dotted module name or a .py file that declares them with @agents.spec.register "
+        "(repeatable; loaded before the specs are read, and in every worker process).",
+    ),
 ]
-PluginOption = Annotated[list[str] | None, typer.Option(
-    "--plugin", metavar="MODULE_OR_FILE", show_default=False,
-    help="Your own agents: a dotted module name or a .py file that declares them with @agents.spec.register "
-         "(repeatable; loaded before the specs are read, and in every worker process).",
-)]
 _RANGE_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
 _RANGE_OR_ALL = re.compile(r"^(all|[\d\s,-]*)$", re.IGNORECASE)
 _ENTRY_RANGE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 _PARAMETER_ITEM = re.compile(r"^[A-Za-z_][\w-]*\s*=")  # key=value: continues the spec before it
-SPEC_GRAMMAR = ("one spec per flag, the flag repeats (--opponents random --opponents mcts:n=30,c=1.0); "
-                "a spec's parameters follow its colon, separated by commas")
+SPEC_GRAMMAR = (
+    "one spec per flag, the flag repeats (--opponents random --opponents mcts:n=30,c=1.0); "
+    "a spec's parameters follow its colon, separated by commas"
+)
 
 
 def use_plugins(plugins: list[str] | None) -> list[str]:
@@ -123,15 +132,11 @@ def parse_env_range(text: str) -> list[int]:
     ids: list[int] = []
     items = [item.strip() for item in text.split(",")]
     if not text.strip() or any(not item for item in items):
-        raise typer.BadParameter(
-            f"env range {text!r} is empty or has an empty item: write e.g. 0-6, 0,3,5 or all"
-        )
+        raise typer.BadParameter(f"env range {text!r} is empty or has an empty item: write e.g. 0-6, 0,3,5 or all")
     for item in items:
         match = _RANGE_ITEM.match(item)
         if not match:
-            raise typer.BadParameter(
-                f"env range item {item!r} is not an id or a range: write e.g. 0-6, 0,3,5 or all"
-            )
+            raise typer.BadParameter(f"env range item {item!r} is not an id or a range: write e.g. 0-6, 0,3,5 or all")
         first = int(match.group(1))
         last = int(match.group(2)) if match.group(2) is not None else first
         if last < first:
@@ -229,8 +234,7 @@ def _split_value(word: str, option: str) -> list[str]:
             raise typer.BadParameter(f"{option} {word!r} has an empty item ({SPEC_GRAMMAR})")
         if _PARAMETER_ITEM.match(item):
             if not specs:
-                raise typer.BadParameter(f"{option} {word!r}: parameter {item!r} has no agent before it: "
-                                         f"write e.g. mcts:{item}")
+                raise typer.BadParameter(f"{option} {word!r}: parameter {item!r} has no agent before it: write e.g. mcts:{item}")
             specs[-1] += ("," if ":" in specs[-1] else ":") + item
         else:
             specs.append(item)
@@ -248,5 +252,7 @@ def refuse_newer_schema(path: Path, readable: int) -> None:
     except (OSError, ValueError, AttributeError):
         return
     if isinstance(version, int) and version > readable:
-        raise typer.BadParameter(f"{path}: schema_version {version} is newer than this arena reads ({readable}): "
-                                 "the run was written by a newer version of arena; upgrade it to read the run")
+        raise typer.BadParameter(
+            f"{path}: schema_version {version} is newer than this arena reads ({readable}): "
+            "the run was written by a newer version of arena; upgrade it to read the run"
+        )

@@ -57,8 +57,10 @@ def _step(run: Path, index: int, phase: str, plain: bool) -> None:
             board_lines = board_plain(rules.layout, ply.state).split("\n")
             width = max(map(len, board_lines))
             notes = [line for reply in replies for line in textwrap.wrap(reply, REPLY_WIDTH) or [""]]
-            rows = [f"{(board_lines[i] if i < len(board_lines) else ''):<{width}}   {notes[i] if i < len(notes) else ''}".rstrip()
-                    for i in range(max(len(board_lines), len(notes)))]
+            rows = [
+                f"{(board_lines[i] if i < len(board_lines) else ''):<{width}}   {notes[i] if i < len(notes) else ''}".rstrip()
+                for i in range(max(len(board_lines), len(notes)))
+            ]
             console.print(Text("\n".join(rows)), soft_wrap=True)
         else:
             grid = Table.grid(padding=(0, 3))
@@ -94,8 +96,12 @@ def rerun(
 
 def compare(
     runs: Annotated[list[Path], typer.Argument(help="Run directories: arena run ones and arena tournament baselines.")],
-    force: Annotated[bool, typer.Option("--force", help="Put runs of different settings in one table anyway, grouped, "
-                                        "with the fields that differ beside each row.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Put runs of different settings in one table anyway, grouped, with the fields that differ beside each row."
+        ),
+    ] = False,
 ) -> None:
     """Runs side by side: evaluation results per opponent with Wilson 95% intervals, beliefs, failures, tokens, cost.
 

@@ -18,13 +18,7 @@ from pathlib import Path
 
 import typer
 from pydantic import ValidationError
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stdout_console
@@ -43,41 +37,69 @@ RESUME_FREE = {"resume", "plugin", "latency_s", "dry_run", *CAP_FLAGS}  # flags 
 
 def run(
     ctx: typer.Context,
-    agent: str = typer.Option("llm-policy", "--agent", help="Model agent: llm-policy, llm-strategist or cwm "
-                                                            "(a code world model: docs/cwm.md)."),
+    agent: str = typer.Option(
+        "llm-policy", "--agent", help="Model agent: llm-policy, llm-strategist or cwm (a code world model: docs/cwm.md)."
+    ),
     model: str = typer.Option(None, "--model", help="litellm model string (provider/model, e.g. openai/gpt-4o-mini), or mock/<name>."),
     env: str = typer.Option(None, "--env", help=ENV_HELP),
     budget: int = typer.Option(2000, "--budget", help="Adaptation games."),
     eval_games: int = typer.Option(20, "--eval-games", help="Evaluation games per opponent."),
-    opponents: list[str] = typer.Option(None, "--opponents", metavar="SPEC", show_default=False,
-                                        help="Evaluation opponent, one agent spec per flag; repeat the flag "
-                                             "(--opponents random --opponents mcts:n=30,c=1.0). Default: random."),
+    opponents: list[str] = typer.Option(
+        None,
+        "--opponents",
+        metavar="SPEC",
+        show_default=False,
+        help="Evaluation opponent, one agent spec per flag; repeat the flag "
+        "(--opponents random --opponents mcts:n=30,c=1.0). Default: random.",
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the run (the agent's generators, the opponents')."),
     out: Path = typer.Option(Path("runs"), "--out", help="Parent directory of the run directory."),
-    max_retries: int = typer.Option(2, "--max-retries", help="Re-asks after an unusable reply (a failed call is retried by the "
-                                                             "model client itself, with backoff), then --on-failure."),
+    max_retries: int = typer.Option(
+        2,
+        "--max-retries",
+        help="Re-asks after an unusable reply (a failed call is retried by the model client itself, with backoff), then --on-failure.",
+    ),
     on_failure: str = typer.Option("forfeit", "--on-failure", help="forfeit or random."),
     hint: str = typer.Option("ratio", "--hint", help="none, ratio or family."),
-    legal_moves: str = typer.Option("shown", "--legal-moves", help="llm-policy: shown (each move prompt lists the legal "
-                                                                  "moves) or hidden (a harder track; compare never pools "
-                                                                  "the two)."),
+    legal_moves: str = typer.Option(
+        "shown",
+        "--legal-moves",
+        help="llm-policy: shown (each move prompt lists the legal moves) or hidden (a harder track; compare never pools the two).",
+    ),
     max_cost_usd: float = typer.Option(None, "--max-cost-usd", help="Stop cleanly (resumable) once the model calls cost this much."),
-    max_tokens: int = typer.Option(None, "--max-tokens", help="Stop cleanly once this many tokens in all were used "
-                                                              "(a reply's length: --max-reply-tokens)."),
+    max_tokens: int = typer.Option(
+        None, "--max-tokens", help="Stop cleanly once this many tokens in all were used (a reply's length: --max-reply-tokens)."
+    ),
     resume: Path = typer.Option(None, "--resume", help="Continue this run directory, with the config and model options it recorded."),
     batch: int = typer.Option(50, "--batch", help="llm-strategist: games per strategy (one model call each)."),
-    wave: int = typer.Option(1, "--wave", help="llm-policy: adaptation games played at once, their prompts carrying the "
-                                               "memory of the games before the wave (1: one game after another; "
-                                               "llm-strategist's waves are its --batch)."),
+    wave: int = typer.Option(
+        1,
+        "--wave",
+        help="llm-policy: adaptation games played at once, their prompts carrying the "
+        "memory of the games before the wave (1: one game after another; "
+        "llm-strategist's waves are its --batch).",
+    ),
     search_depth: int = typer.Option(3, "--search-depth", help="llm-strategist: Minimax depth in plies."),
     endgame: int = typer.Option(10, "--endgame", help="llm-strategist: solve exactly at this many empty cells or fewer."),
-    jobs: int = typer.Option(1, "--jobs", min=1, help="llm-strategist: worker processes that search a batch's games (the "
-                                                      "same games at any --jobs; --resume may give another)."),
-    concurrency: int = typer.Option(32, "--concurrency", help="The ceiling of model calls in flight at once (lowered on 429s and "
-                                                              "timeouts, grown again on success; evaluation games and a "
-                                                              "--wave's games run concurrently)."),
-    checkpoints: str = typer.Option(None, "--checkpoints", metavar="N,N,...",
-                                    help="Games after which the agent states its belief (default 10,50,200,2000 within the budget)."),
+    jobs: int = typer.Option(
+        1,
+        "--jobs",
+        min=1,
+        help="llm-strategist: worker processes that search a batch's games (the same games at any --jobs; --resume may give another).",
+    ),
+    concurrency: int = typer.Option(
+        32,
+        "--concurrency",
+        help="The ceiling of model calls in flight at once (lowered on 429s and "
+        "timeouts, grown again on success; evaluation games and a "
+        "--wave's games run concurrently).",
+    ),
+    checkpoints: str = typer.Option(
+        None,
+        "--checkpoints",
+        metavar="N,N,...",
+        help="Games after which the agent states its belief (default 10,50,200,2000 within the budget).",
+    ),
     model_config: mo.ModelConfigOption = None,
     api_base: mo.ApiBaseOption = None,
     temperature: mo.TemperatureOption = None,
@@ -88,30 +110,47 @@ def run(
     model_arg: mo.ModelArgOption = None,
     max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
     plugin: PluginOption = None,
-    in_process: bool = typer.Option(False, "--in-process", help="Play the agent in this process, which holds K (UNENFORCED: "
-                                    "for quick experiments; the run and its report say so). Default: a process of its own, "
-                                    "every game scored by the referee."),
-    cwm_mode: str = typer.Option("tree", "--cwm-mode", help="cwm: refine programs by REx tree search (tree) or by "
-                                                            "conversation."),
+    in_process: bool = typer.Option(
+        False,
+        "--in-process",
+        help="Play the agent in this process, which holds K (UNENFORCED: "
+        "for quick experiments; the run and its report say so). Default: a process of its own, "
+        "every game scored by the referee.",
+    ),
+    cwm_mode: str = typer.Option("tree", "--cwm-mode", help="cwm: refine programs by REx tree search (tree) or by conversation."),
     cwm_explore: int = typer.Option(20, "--cwm-explore", help="cwm: exploration games (at most) before the first program."),
-    cwm_random: int = typer.Option(8, "--cwm-random", help="cwm: of which uniformly random; the rest are steered towards "
-                                                          "final shares that split the K values the outcomes still allow."),
+    cwm_random: int = typer.Option(
+        8,
+        "--cwm-random",
+        help="cwm: of which uniformly random; the rest are steered towards final shares that split the K values the outcomes still allow.",
+    ),
     cwm_calls: int = typer.Option(12, "--cwm-calls", help="cwm: model calls over the whole adaptation."),
-    cwm_simulations: int = typer.Option(400, "--cwm-simulations", help="cwm: MCTS simulations per move on the program "
-                                                                       "(evaluation games)."),
-    cwm_adapt_simulations: int = typer.Option(50, "--cwm-adapt-simulations", help="cwm: MCTS simulations per move in its "
-                                                                                  "self-play games after exploration."),
-    cwm_planner: str = typer.Option("mcts", "--cwm-planner", help="cwm: search on the program: mcts or minimax "
-                                                                  "(iterative-deepening alpha-beta)."),
+    cwm_simulations: int = typer.Option(400, "--cwm-simulations", help="cwm: MCTS simulations per move on the program (evaluation games)."),
+    cwm_adapt_simulations: int = typer.Option(
+        50, "--cwm-adapt-simulations", help="cwm: MCTS simulations per move in its self-play games after exploration."
+    ),
+    cwm_planner: str = typer.Option(
+        "mcts", "--cwm-planner", help="cwm: search on the program: mcts or minimax (iterative-deepening alpha-beta)."
+    ),
     cwm_depth: int = typer.Option(4, "--cwm-depth", help="cwm: minimax's deepest iteration (plies)."),
-    cwm_reject: int = typer.Option(3, "--cwm-reject", help="cwm: the best distinct programs of a refinement episode that "
-                                                           "play each other, clear losers discarded (0: no rejection)."),
-    cwm_heldout: int = typer.Option(10_000, "--cwm-heldout", help="cwm: random-play transitions of the true engine "
-                                                                  "in the held-out tests."),
-    unsandboxed: bool = typer.Option(False, "--unsandboxed", help="cwm: run generated code without bubblewrap (rlimits "
-                                     "only; the report says UNSANDBOXED). Without bubblewrap, cwm refuses to run otherwise."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the estimate (games, model calls, tokens, dollars from "
-                                 "litellm's local price table, wall time) and exit: no network, no key, nothing written."),
+    cwm_reject: int = typer.Option(
+        3,
+        "--cwm-reject",
+        help="cwm: the best distinct programs of a refinement episode that play each other, clear losers discarded (0: no rejection).",
+    ),
+    cwm_heldout: int = typer.Option(10_000, "--cwm-heldout", help="cwm: random-play transitions of the true engine in the held-out tests."),
+    unsandboxed: bool = typer.Option(
+        False,
+        "--unsandboxed",
+        help="cwm: run generated code without bubblewrap (rlimits "
+        "only; the report says UNSANDBOXED). Without bubblewrap, cwm refuses to run otherwise.",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Print the estimate (games, model calls, tokens, dollars from "
+        "litellm's local price table, wall time) and exit: no network, no key, nothing written.",
+    ),
     latency_s: float = typer.Option(1.0, "--latency-s", help="The estimate's assumed seconds per model call."),
 ) -> None:
     """Adapt a model agent on one environment, evaluate it, and write runs/<id>/.
@@ -121,27 +160,64 @@ def run(
     with exit code 3; the game in progress is not counted, and --resume continues it.
     """
     use_plugins(plugin)  # before the opponents' specs are read (with --resume too: plugins are code, not settings)
-    flags = mo.ModelFlags(model_config, model, api_base, temperature, top_p, max_reply_tokens, reasoning_effort, timeout,
-                          max_consecutive_failures, list(model_arg or []))
+    flags = mo.ModelFlags(
+        model_config,
+        model,
+        api_base,
+        temperature,
+        top_p,
+        max_reply_tokens,
+        reasoning_effort,
+        timeout,
+        max_consecutive_failures,
+        list(model_arg or []),
+    )
     config = None
     given = [*flags.given(), *(["--in-process"] if in_process else [])]
     if resume is not None and given:
-        raise typer.BadParameter(f"--resume continues {resume} with the model options (and referee mode) recorded in its "
-                                 f"manifest; leave out {', '.join(given)} (or start a new run to change them)")
+        raise typer.BadParameter(
+            f"--resume continues {resume} with the model options (and referee mode) recorded in its "
+            f"manifest; leave out {', '.join(given)} (or start a new run to change them)"
+        )
     if resume is None:
         model, options = mo.resolve(flags)
         if model is None or env is None:
             raise typer.BadParameter("give --model and --env (or --resume RUN)")
         try:
             config = LlmRunConfig(
-                agent=agent, model=model, env=parse_env(env), budget=budget, eval_games=eval_games,
+                agent=agent,
+                model=model,
+                env=parse_env(env),
+                budget=budget,
+                eval_games=eval_games,
                 opponents=tuple(parse_specs(opponents or ["random"], "--opponents")),
-                seed=seed, max_retries=max_retries, on_failure=on_failure, hint=hint, legal_moves=legal_moves,
-                max_cost_usd=max_cost_usd, max_tokens=max_tokens, batch=batch, wave=wave, search_depth=search_depth,
-                endgame=endgame, jobs=jobs, checkpoints=_checkpoints(checkpoints), concurrency=concurrency, model_options=options,
-                referee=not in_process, cwm_mode=cwm_mode, cwm_explore=cwm_explore, cwm_calls=cwm_calls,
-                cwm_simulations=cwm_simulations, cwm_adapt_simulations=cwm_adapt_simulations, cwm_random=cwm_random,
-                cwm_heldout=cwm_heldout, cwm_planner=cwm_planner, cwm_depth=cwm_depth, cwm_reject=cwm_reject, unsandboxed=unsandboxed,
+                seed=seed,
+                max_retries=max_retries,
+                on_failure=on_failure,
+                hint=hint,
+                legal_moves=legal_moves,
+                max_cost_usd=max_cost_usd,
+                max_tokens=max_tokens,
+                batch=batch,
+                wave=wave,
+                search_depth=search_depth,
+                endgame=endgame,
+                jobs=jobs,
+                checkpoints=_checkpoints(checkpoints),
+                concurrency=concurrency,
+                model_options=options,
+                referee=not in_process,
+                cwm_mode=cwm_mode,
+                cwm_explore=cwm_explore,
+                cwm_calls=cwm_calls,
+                cwm_simulations=cwm_simulations,
+                cwm_adapt_simulations=cwm_adapt_simulations,
+                cwm_random=cwm_random,
+                cwm_heldout=cwm_heldout,
+                cwm_planner=cwm_planner,
+                cwm_depth=cwm_depth,
+                cwm_reject=cwm_reject,
+                unsandboxed=unsandboxed,
             )
         except ValidationError as error:
             raise typer.BadParameter(config_error_message(error)) from None
@@ -167,8 +243,10 @@ def _estimate_or_exit(config: LlmRunConfig, latency_s: float, dry_run: bool) -> 
         return True
     stderr_console().print(estimate.line(), markup=False, highlight=False, soft_wrap=True)
     if config.max_cost_usd is not None and estimate.cost_usd is not None and estimate.cost_usd > config.max_cost_usd:
-        print_error(f"the run is estimated to cost {estimate.cost_text()}, over --max-cost-usd {config.max_cost_usd:g}: "
-                    f"not started (raise --max-cost-usd, or lower --budget/--eval-games; --dry-run shows the estimate)")
+        print_error(
+            f"the run is estimated to cost {estimate.cost_text()}, over --max-cost-usd {config.max_cost_usd:g}: "
+            f"not started (raise --max-cost-usd, or lower --budget/--eval-games; --dry-run shows the estimate)"
+        )
         raise typer.Exit(2)
     return False
 
@@ -195,7 +273,8 @@ def resume_caps(ctx: typer.Context, resume: Path) -> dict[str, float | int]:
             raise typer.BadParameter(
                 f"{flag} {value!r} differs from the run's {have!r} (recorded in {resume}/manifest.json): --resume continues "
                 f"the run as it was configured; only {', '.join(CAP_FLAGS.values())} and --jobs may change (start a new run to "
-                f"change {flag})")
+                f"change {flag})"
+            )
     return caps
 
 
@@ -227,8 +306,9 @@ def config_error_message(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None = None,
-                      caps: dict[str, float | int] | None = None) -> Path:
+def run_with_progress(
+    config: LlmRunConfig | None, *, out: Path, resume: Path | None = None, caps: dict[str, float | int] | None = None
+) -> Path:
     """:func:`run_llm` with a progress bar per phase (adaptation, evaluation) on stderr; the run directory.
 
     A dead endpoint (:class:`EndpointDown`) is one ``error:`` line and exit code 3; a cap, the report,
@@ -255,8 +335,7 @@ def run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | 
     except RunInterruptedError as interrupted:
         console = stderr_console()
         console.print(f"{interrupted}; every record is written.", markup=False, highlight=False, soft_wrap=True)
-        console.print(f"continue with: arena run --resume {interrupted.run_dir}", markup=False, highlight=False,
-                      soft_wrap=True)
+        console.print(f"continue with: arena run --resume {interrupted.run_dir}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
 
 
@@ -264,8 +343,10 @@ def disk_full_message(error: OSError, run_dir: Path | None) -> str:
     """What a full disk (ENOSPC while writing a record) stopped, what was kept, and the command that continues."""
     where = f" in {run_dir}" if run_dir is not None else ""
     again = f"arena run --resume {run_dir}" if run_dir is not None else "arena run --resume DIR"
-    return (f"the disk is full ({error.strerror or error}): the run stopped; every game and call recorded before it "
-            f"is kept{where}; free some space, then continue with: {again}")
+    return (
+        f"the disk is full ({error.strerror or error}): the run stopped; every game and call recorded before it "
+        f"is kept{where}; free some space, then continue with: {again}"
+    )
 
 
 def _children(folder: Path) -> set[Path]:
@@ -278,10 +359,10 @@ def _new_run_dir(out: Path, before: set[Path]) -> Path | None:
     return created[0] if len(created) == 1 else None
 
 
-def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None,
-                       caps: dict[str, float | int] | None) -> Path:
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr_console(), transient=True) as bar:
+def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None, caps: dict[str, float | int] | None) -> Path:
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr_console(), transient=True
+    ) as bar:
         tasks: dict[str, int] = {}
 
         def progress(phase: str, done: int, total: int) -> None:

@@ -17,9 +17,7 @@ def show(
     env: EnvArgument = None,
     layout: LayoutOption = None,
     moves: Annotated[bool, typer.Option("--moves", help="Mark black's legal first moves with *.")] = False,
-    plain: Annotated[
-        bool, typer.Option("--plain", help="Plain text with the layout-file symbols B/W/#/. (no colour).")
-    ] = False,
+    plain: Annotated[bool, typer.Option("--plain", help="Plain text with the layout-file symbols B/W/#/. (no colour).")] = False,
 ) -> None:
     """Draw the starting board of environment ENV or of --layout FILE.
 

@@ -30,10 +30,15 @@ from harness.testing.stub_server import LegalMoves, StubServer
 def stub_server(
     port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: any free port; the one taken is printed)."),
     latency: float = typer.Option(0.0, "--latency", min=0.0, help="Seconds before every answer."),
-    faults: str = typer.Option("0", "--faults", metavar="SPEC", help="Share of requests that meet a fault: 0.2 (every kind), "
-                               "0.2:rate_limit+illegal, or rate_limit=0.1,stall=0.02. Kinds: rate_limit (429 with "
-                               "Retry-After), server_error (500), stall, malformed (not JSON), truncated, illegal (a move "
-                               "that is not legal)."),
+    faults: str = typer.Option(
+        "0",
+        "--faults",
+        metavar="SPEC",
+        help="Share of requests that meet a fault: 0.2 (every kind), "
+        "0.2:rate_limit+illegal, or rate_limit=0.1,stall=0.02. Kinds: rate_limit (429 with "
+        "Retry-After), server_error (500), stall, malformed (not JSON), truncated, illegal (a move "
+        "that is not legal).",
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the fault draws and of the legal move picked."),
     retry_after: float = typer.Option(1.0, "--retry-after", min=0.0, help="Seconds the 429 answers ask a client to wait."),
     stall_s: float = typer.Option(60.0, "--stall-s", min=0.0, help="Seconds a stalled request is held unanswered."),
@@ -45,16 +50,21 @@ def stub_server(
     except FaultSpecError as error:
         raise typer.BadParameter(f"--faults: {error}") from None
     console = stdout_console()
-    server = StubServer(responder=LegalMoves(seed), port=port, faults=spec, latency_s=latency, retry_after=retry_after,
-                        stall_s=stall_s)
+    server = StubServer(responder=LegalMoves(seed), port=port, faults=spec, latency_s=latency, retry_after=retry_after, stall_s=stall_s)
     try:
         server.start()
     except OSError as error:
         raise typer.BadParameter(f"--port {port}: cannot listen on 127.0.0.1:{port} ({error.strerror or error})") from None
-    console.print(f"listening on {server.url} (api base); model: {server.model}; faults: {spec.describe()}; "
-                  f"latency {latency:g} s", markup=False, soft_wrap=True)
-    console.print(f"try: arena run --model {server.model} --api-base {server.url} --env 0 --budget 2 --eval-games 2 "
-                  "(any OPENAI_API_KEY)", markup=False, soft_wrap=True)
+    console.print(
+        f"listening on {server.url} (api base); model: {server.model}; faults: {spec.describe()}; latency {latency:g} s",
+        markup=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"try: arena run --model {server.model} --api-base {server.url} --env 0 --budget 2 --eval-games 2 (any OPENAI_API_KEY)",
+        markup=False,
+        soft_wrap=True,
+    )
     shown, tick = 0, threading.Event()
     try:
         while requests is None or shown < requests or server.in_flight:
@@ -83,5 +93,9 @@ def calls_to_script(
 ) -> None:
     """Write a run's model replies as a script: arena run --model mock/script:FILE (same options) replays the run."""
     path, lines = write_calls_script(run_dir, out)
-    stdout_console().print(f"wrote {lines} scripted repl{'y' if lines == 1 else 'ies'} to {path}; replay with: arena run "
-                           f"--model mock/script:{path} and the run's other options", markup=False, soft_wrap=True)
+    stdout_console().print(
+        f"wrote {lines} scripted repl{'y' if lines == 1 else 'ies'} to {path}; replay with: arena run "
+        f"--model mock/script:{path} and the run's other options",
+        markup=False,
+        soft_wrap=True,
+    )

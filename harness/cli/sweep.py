@@ -22,8 +22,9 @@ from harness.sweep.plan import plan_lines
 from harness.sweep.spec import Sweep, SweepError, load_sweep
 from harness.tournaments.resume import RunInterrupted
 
-sweep_app = typer.Typer(help="Grids of runs: 'sweep plan FILE' shows the cells and their cost, 'sweep run FILE --out DIR' runs them.",
-                        no_args_is_help=True)
+sweep_app = typer.Typer(
+    help="Grids of runs: 'sweep plan FILE' shows the cells and their cost, 'sweep run FILE --out DIR' runs them.", no_args_is_help=True
+)
 BACKENDS = ("local", "ray")
 
 
@@ -58,28 +59,40 @@ def run(
     console = stdout_console()
 
     def report(outcome: CellOutcome) -> None:
-        console.print(f"{outcome.status:7} {outcome.id} ({outcome.seconds:.1f} s)" + (f": {outcome.error}" if outcome.error else ""),
-                      markup=False, highlight=False)
+        console.print(
+            f"{outcome.status:7} {outcome.id} ({outcome.seconds:.1f} s)" + (f": {outcome.error}" if outcome.error else ""),
+            markup=False,
+            highlight=False,
+        )
 
     try:
         with stop_on_interrupt(unit="cells") as stop:
-            outcomes = run_sweep(sweep, out, backend="ray" if backend == "ray" else "local", jobs=jobs, address=address,
-                                 on_outcome=report, stop=stop)
+            outcomes = run_sweep(
+                sweep, out, backend="ray" if backend == "ray" else "local", jobs=jobs, address=address, on_outcome=report, stop=stop
+            )
     except SweepError as error:
         raise typer.BadParameter(str(error)) from None
     except RunInterrupted as stopped:
         how = "the cells in flight were stopped" if stopped.forced or backend == "ray" else "the cells in flight finished"
         console = stderr_console()
-        console.print(Text(f"interrupted: {stopped.recorded} of {stopped.total} cells finished or skipped ({how}; a cell "
-                           f"left half-way resumes from its own records)"), soft_wrap=True)
+        console.print(
+            Text(
+                f"interrupted: {stopped.recorded} of {stopped.total} cells finished or skipped ({how}; a cell "
+                f"left half-way resumes from its own records)"
+            ),
+            soft_wrap=True,
+        )
         again = ["arena", "sweep", "run", str(file), "--out", str(out), "--backend", backend, "--jobs", str(jobs)]
         console.print(Text(f"continue with: {shlex.join(again)}"), soft_wrap=True)
         raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
     failed = [o for o in outcomes if o.status == "failed"]
-    console.print(f"{len(outcomes)} cells: {sum(o.status == 'ok' for o in outcomes)} run, "
-                  f"{sum(o.status == 'skipped' for o in outcomes)} finished before, {len(failed)} failed"
-                  f"{capped_note(outcomes)}; in {out}",
-                  markup=False, highlight=False)
+    console.print(
+        f"{len(outcomes)} cells: {sum(o.status == 'ok' for o in outcomes)} run, "
+        f"{sum(o.status == 'skipped' for o in outcomes)} finished before, {len(failed)} failed"
+        f"{capped_note(outcomes)}; in {out}",
+        markup=False,
+        highlight=False,
+    )
     if failed:
         raise typer.Exit(1)
 

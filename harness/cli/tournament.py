@@ -18,68 +18,56 @@ from rich.text import Text
 from engine import EnvKey
 from engine.env_spec import env_slug
 from harness.cli.console import print_error, stderr_console
-from harness.cli.options import (
-    ENV_HELP,
-    ENVS_HELP,
-    PluginOption,
-    check_spec,
-    parse_env,
-    parse_envs,
-    parse_specs,
-    use_plugins,
-)
+from harness.cli.options import ENV_HELP, ENVS_HELP, PluginOption, check_spec, parse_env, parse_envs, parse_specs, use_plugins
 from harness.cli.tournament_adaptive import resume_adaptive_command, run_adaptive_command
 from harness.cli.tournament_output import print_results, progress_bar
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.registry.specs import canonical_spec
-from harness.tournaments.plan import (
-    GameFailed,
-    TournamentPlan,
-    check_agents,
-    make_plan,
-    round_robin,
-    versus,
-)
+from harness.tournaments.plan import GameFailed, TournamentPlan, check_agents, make_plan, round_robin, versus
 from harness.tournaments.resume import RunInterrupted, plan_of, read_manifest
-from harness.tournaments.tournament import (
-    check_run_dir,
-    default_jobs,
-    default_run_dir,
-    run_tournament,
-)
+from harness.tournaments.tournament import check_run_dir, default_jobs, default_run_dir, run_tournament
 
 GAME_FAILED_EXIT_CODE = 1
 
 DEFAULT_GAMES = 20
-GamesOption = Annotated[int | None, typer.Option(
-    "--games", show_default=False, help=f"Games per pairing and environment, colours alternating (default {DEFAULT_GAMES}).")]
-SeedOption = Annotated[int | None, typer.Option(
-    "--seed", show_default=False, help="Seed every game's seed is derived from (0 or more; default 0).")]
-JobsOption = Annotated[
-    int | None, typer.Option("--jobs", help="Worker processes (default: all cores; 1 plays in this process).",
-                             show_default=False)
+GamesOption = Annotated[
+    int | None,
+    typer.Option("--games", show_default=False, help=f"Games per pairing and environment, colours alternating (default {DEFAULT_GAMES})."),
 ]
-InProcessOption = Annotated[bool, typer.Option(
-    "--in-process", help="Build the agents in the process that holds K instead of in player processes (quick "
-                         "experiments; UNENFORCED: a cheating agent could read K; the results say so).")]
+SeedOption = Annotated[
+    int | None, typer.Option("--seed", show_default=False, help="Seed every game's seed is derived from (0 or more; default 0).")
+]
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", help="Worker processes (default: all cores; 1 plays in this process).", show_default=False)
+]
+InProcessOption = Annotated[
+    bool,
+    typer.Option(
+        "--in-process",
+        help="Build the agents in the process that holds K instead of in player processes (quick "
+        "experiments; UNENFORCED: a cheating agent could read K; the results say so).",
+    ),
+]
 OutOption = Annotated[
-    Path | None, typer.Option("--out", metavar="DIR", help="Run directory (default: runs/<timestamp>-<name>).",
-                              show_default=False)
+    Path | None, typer.Option("--out", metavar="DIR", help="Run directory (default: runs/<timestamp>-<name>).", show_default=False)
 ]
 
 
 ResumeOption = Annotated[
-    Path | None, typer.Option("--resume", metavar="DIR", show_default=False,
-                              help="Finish an interrupted run with the settings its manifest recorded (flags that "
-                                   "differ from them are refused; --jobs and --plugin may be given).")
+    Path | None,
+    typer.Option(
+        "--resume",
+        metavar="DIR",
+        show_default=False,
+        help="Finish an interrupted run with the settings its manifest recorded (flags that "
+        "differ from them are refused; --jobs and --plugin may be given).",
+    ),
 ]
 
 
 def match(
-    agent_a: Annotated[str | None, typer.Argument(metavar="A", help="Agent spec, e.g. minimax:depth=5.",
-                                                  show_default=False)] = None,
-    agent_b: Annotated[str | None, typer.Argument(metavar="B", help="Agent spec of the opponent.",
-                                                  show_default=False)] = None,
+    agent_a: Annotated[str | None, typer.Argument(metavar="A", help="Agent spec, e.g. minimax:depth=5.", show_default=False)] = None,
+    agent_b: Annotated[str | None, typer.Argument(metavar="B", help="Agent spec of the opponent.", show_default=False)] = None,
     env: Annotated[str | None, typer.Option("--env", metavar="ENV", help=ENV_HELP, show_default=False)] = None,
     games: GamesOption = None,
     seed: SeedOption = None,
@@ -105,38 +93,68 @@ def match(
     given: dict[str, object] = {
         "A": canonical_spec(check_spec(agent_a, "A")) if agent_a is not None else None,
         "B": canonical_spec(check_spec(agent_b, "B")) if agent_b is not None else None,
-        "--env": parse_env(env) if env is not None else None, "--games": games, "--seed": seed,
-        "--in-process": in_process or None}
+        "--env": parse_env(env) if env is not None else None,
+        "--games": games,
+        "--seed": seed,
+        "--in-process": in_process or None,
+    }
     if resume is not None:
         _resume(resume, "match", given, out, jobs, plugin_words)
         return
     if agent_a is None or agent_b is None:
         raise typer.BadParameter("give the two agents: arena match A B --env ID (or --resume DIR)")
     if env is None:
-        raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them) or --env SPEC "
-                                 "(docs/environments.md)")
+        raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them) or --env SPEC (docs/environments.md)")
     env_ids = [parse_env(env)]
     games, seed = _defaults(games, seed)
     plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed, in_process)
-    command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), "--games", str(games),
-               "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
+    command = [
+        "arena",
+        "match",
+        agent_a,
+        agent_b,
+        "--env",
+        str(env_ids[0]),
+        "--games",
+        str(games),
+        "--seed",
+        str(seed),
+        *plugin_words,
+        *(["--in-process"] if in_process else []),
+    ]
     settings = given | {"--games": games, "--seed": seed, "--in-process": in_process}
-    _run(plan, command, jobs, out, "match", f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_slug(env_ids[0])}",
-         settings=settings)
+    _run(
+        plan,
+        command,
+        jobs,
+        out,
+        "match",
+        f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_slug(env_ids[0])}",
+        settings=settings,
+    )
 
 
 def tournament(
-    agents: Annotated[list[str] | None, typer.Option(
-        "--agents", metavar="SPEC", show_default=False,
-        help="Agent spec, one per flag; repeat the flag (--agents random --agents mcts:n=50,c=1.0). "
-             "A spec's own parameters follow its colon; commas inside a spec never split it.",
-    )] = None,
-    envs: Annotated[str | None, typer.Option("--envs", help=ENVS_HELP,
-                                             show_default=False)] = None,
-    vs: Annotated[list[str] | None, typer.Option(
-        "--vs", metavar="SPEC", show_default=False,
-        help="Play each of --agents against this agent instead of a round robin (repeatable, one spec per flag).",
-    )] = None,
+    agents: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agents",
+            metavar="SPEC",
+            show_default=False,
+            help="Agent spec, one per flag; repeat the flag (--agents random --agents mcts:n=50,c=1.0). "
+            "A spec's own parameters follow its colon; commas inside a spec never split it.",
+        ),
+    ] = None,
+    envs: Annotated[str | None, typer.Option("--envs", help=ENVS_HELP, show_default=False)] = None,
+    vs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--vs",
+            metavar="SPEC",
+            show_default=False,
+            help="Play each of --agents against this agent instead of a round robin (repeatable, one spec per flag).",
+        ),
+    ] = None,
     games: GamesOption = None,
     seed: SeedOption = None,
     jobs: JobsOption = None,
@@ -144,20 +162,32 @@ def tournament(
     plugin: PluginOption = None,
     in_process: InProcessOption = False,
     resume: ResumeOption = None,
-    adaptive: Annotated[bool, typer.Option(
-        "--adaptive", help="Play the widest undecided neighbour pair next and stop once an anytime-valid test "
-                           "separates every neighbour in the order (or at --max-games / --max-cost-usd); reports games "
-                           "and cost to decision beside the fixed round robin's (--games).")] = False,
+    adaptive: Annotated[
+        bool,
+        typer.Option(
+            "--adaptive",
+            help="Play the widest undecided neighbour pair next and stop once an anytime-valid test "
+            "separates every neighbour in the order (or at --max-games / --max-cost-usd); reports games "
+            "and cost to decision beside the fixed round robin's (--games).",
+        ),
+    ] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="--adaptive: family-wise error of the order.")] = 0.05,
-    max_games: Annotated[int | None, typer.Option("--max-games", show_default=False,
-                                                  help="--adaptive: game cap (default: the fixed round robin's).")] = None,
-    max_cost_usd: Annotated[float | None, typer.Option("--max-cost-usd", show_default=False,
-                                                       help="--adaptive: no game starts once model calls cost this.")] = None,
-    batch: Annotated[int | None, typer.Option(
-        "--batch", show_default=False,
-        help="--adaptive: games chosen at a time, each batch from the games before it (even; default 2, or --jobs "
-             "rounded up to even). The games played depend on the seed and --batch, never on --jobs "
-             "(--jobs 1 is the default with --adaptive).")] = None,
+    max_games: Annotated[
+        int | None, typer.Option("--max-games", show_default=False, help="--adaptive: game cap (default: the fixed round robin's).")
+    ] = None,
+    max_cost_usd: Annotated[
+        float | None, typer.Option("--max-cost-usd", show_default=False, help="--adaptive: no game starts once model calls cost this.")
+    ] = None,
+    batch: Annotated[
+        int | None,
+        typer.Option(
+            "--batch",
+            show_default=False,
+            help="--adaptive: games chosen at a time, each batch from the games before it (even; default 2, or --jobs "
+            "rounded up to even). The games played depend on the seed and --batch, never on --jobs "
+            "(--jobs 1 is the default with --adaptive).",
+        ),
+    ] = None,
 ) -> None:
     """A round robin of --agents (every pair once, the earlier-listed agent as A), or each against --vs.
 
@@ -180,8 +210,11 @@ def tournament(
     given: dict[str, object] = {
         "--agents": [canonical_spec(spec) for spec in specs] if specs is not None else None,
         "--vs": [canonical_spec(spec) for spec in opponents] if opponents is not None else None,
-        "--envs": list(parse_envs(envs)) if envs is not None else None, "--games": games, "--seed": seed,
-        "--in-process": in_process or None}
+        "--envs": list(parse_envs(envs)) if envs is not None else None,
+        "--games": games,
+        "--seed": seed,
+        "--in-process": in_process or None,
+    }
     if resume is not None and (read_manifest(resume, "tournament").get("schedule") == "adaptive" or adaptive):
         resume_adaptive_command(resume, jobs, plugin_words, given | {"--batch": batch}, out)
         return
@@ -200,10 +233,20 @@ def tournament(
     command = ["arena", "tournament", *spec_words("--agents", specs), "--envs", envs]
     if adaptive:
         words = [*command, "--adaptive", "--alpha", str(alpha), "--games", str(games), "--seed", str(seed), *plugin_words]
-        words += [*(["--max-games", str(max_games)] if max_games is not None else []),
-                  *(["--max-cost-usd", str(max_cost_usd)] if max_cost_usd is not None else [])]
-        run_adaptive_command(plan, words + (["--in-process"] if in_process else []), out, alpha=alpha,
-                             max_games=max_games, max_cost_usd=max_cost_usd, jobs=jobs, batch=batch)
+        words += [
+            *(["--max-games", str(max_games)] if max_games is not None else []),
+            *(["--max-cost-usd", str(max_cost_usd)] if max_cost_usd is not None else []),
+        ]
+        run_adaptive_command(
+            plan,
+            words + (["--in-process"] if in_process else []),
+            out,
+            alpha=alpha,
+            max_games=max_games,
+            max_cost_usd=max_cost_usd,
+            jobs=jobs,
+            batch=batch,
+        )
         return
     command += spec_words("--vs", opponents) if opponents is not None else []
     command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
@@ -229,26 +272,38 @@ def _plan(pairings: Sequence, env_ids: list[EnvKey], games: int, seed: int, in_p
     return make_plan(pairings, env_ids, games, seed, referee=not in_process)
 
 
-def _resume(run_dir: Path, kind: str, given: dict[str, object], out: Path | None, jobs: int | None,
-            plugin_words: list[str]) -> None:
+def _resume(run_dir: Path, kind: str, given: dict[str, object], out: Path | None, jobs: int | None, plugin_words: list[str]) -> None:
     """Finish the run in ``run_dir`` with its recorded plan; a given flag that differs from the manifest is refused."""
     manifest = read_manifest(run_dir, kind)
     recorded = manifest.get("settings", {})
-    differing = [f"{name} ({value} given, {recorded[name] if name in recorded else 'not recorded'} recorded)"
-                 for name, value in given.items() if value is not None and recorded.get(name) != value]
+    differing = [
+        f"{name} ({value} given, {recorded[name] if name in recorded else 'not recorded'} recorded)"
+        for name, value in given.items()
+        if value is not None and recorded.get(name) != value
+    ]
     if out is not None and out.resolve() != run_dir.resolve():
         differing.append(f"--out ({out} given; the run is {run_dir})")
     if differing:
-        raise typer.BadParameter(f"--resume takes its settings from {run_dir / 'manifest.json'}; these differ from "
-                                 f"it: {'; '.join(differing)} (leave them out)")
+        raise typer.BadParameter(
+            f"--resume takes its settings from {run_dir / 'manifest.json'}; these differ from it: {'; '.join(differing)} (leave them out)"
+        )
     plan = plan_of(manifest)
     check_agents(plan.agents, plan.env_ids[0], unprivileged=not plan.referee)
     command = ["arena", kind, "--resume", str(run_dir), *plugin_words]
     _run(plan, command, jobs, run_dir, kind, "", resume=True)
 
 
-def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path | None, kind: str, name: str, *,
-         settings: dict[str, object] | None = None, resume: bool = False) -> None:
+def _run(
+    plan: TournamentPlan,
+    command: list[str],
+    jobs: int | None,
+    out: Path | None,
+    kind: str,
+    name: str,
+    *,
+    settings: dict[str, object] | None = None,
+    resume: bool = False,
+) -> None:
     if jobs is not None and jobs < 1:
         raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
     jobs = default_jobs() if jobs is None else jobs
@@ -257,9 +312,11 @@ def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path |
         check_run_dir(run_dir)
     command += ["--jobs", str(jobs), *([] if resume else ["--out", str(run_dir)])]
     if plan.unadapted_agents:
-        _warn(f"{', '.join(plan.unadapted_agents)} adapt{'s' if len(plan.unadapted_agents) == 1 else ''} "
-                      f"within a game budget, which arena {kind} does not give: playing unadapted, marked "
-                      "(unadapted) in the tables (arena run or arena bench paper adapts first)")
+        _warn(
+            f"{', '.join(plan.unadapted_agents)} adapt{'s' if len(plan.unadapted_agents) == 1 else ''} "
+            f"within a game budget, which arena {kind} does not give: playing unadapted, marked "
+            "(unadapted) in the tables (arena run or arena bench paper adapts first)"
+        )
     progress = progress_bar()
     task = progress.add_task(kind, total=plan.total_games)
 
@@ -272,8 +329,9 @@ def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path |
     again = shlex.join(["arena", kind, "--resume", str(run_dir), *_plugin_words(command)])
     try:
         with stop_on_interrupt() as stop:
-            results = run_tournament(plan, run_dir, jobs, command=shlex.join(command), kind=kind, on_game=advance,
-                                     resume=resume, stop=stop, settings=settings)
+            results = run_tournament(
+                plan, run_dir, jobs, command=shlex.join(command), kind=kind, on_game=advance, resume=resume, stop=stop, settings=settings
+            )
     except GameFailed as error:
         progress.stop()
         print_error(f"a game failed, the run stopped: {error} (games so far in {run_dir / 'games.jsonl'})")
@@ -282,8 +340,13 @@ def _run(plan: TournamentPlan, command: list[str], jobs: int | None, out: Path |
         progress.stop()
         kept = f"{stopped.recorded} of {stopped.total} games" if isinstance(stopped, RunInterrupted) else "no games"
         how = "the games in flight were stopped" if getattr(stopped, "forced", True) else "the games in flight finished"
-        stderr_console().print(Text(f"interrupted: {kept} recorded in {run_dir / 'games.jsonl'} ({how}; a resume plays the rest, "
-                    "game for game as an uninterrupted run would)"), soft_wrap=True)
+        stderr_console().print(
+            Text(
+                f"interrupted: {kept} recorded in {run_dir / 'games.jsonl'} ({how}; a resume plays the rest, "
+                "game for game as an uninterrupted run would)"
+            ),
+            soft_wrap=True,
+        )
         stderr_console().print(Text(f"continue with: {again}"), soft_wrap=True)
         raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
     finally:
@@ -297,5 +360,4 @@ def _warn(message: str) -> None:
 
 def _plugin_words(command: list[str]) -> list[str]:
     """The --plugin words of a command line (a resume needs the plugins again: they are code, not settings)."""
-    return [word for index, word in enumerate(command)
-            if word == "--plugin" or (index and command[index - 1] == "--plugin")]
+    return [word for index, word in enumerate(command) if word == "--plugin" or (index and command[index - 1] == "--plugin")]

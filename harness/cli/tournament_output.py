@@ -6,16 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich import box
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -43,8 +34,13 @@ class RateColumn(ProgressColumn):
 def progress_bar() -> Progress:
     """The bar ``arena match`` and ``arena tournament`` show on stderr: games done, games per second, time left."""
     return Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr_console(),
     )
 
 
@@ -53,7 +49,8 @@ def print_results(results: TournamentResults, run_dir: Path) -> None:
     console = stdout_console()
     names = [name for row in overall_rows(results) for name in row[:2] if name]
     tables = ([lambda label: per_env_table(results, label)] if len(results.env_ids) > 1 else []) + [
-        lambda label: overall_table(results, label)]
+        lambda label: overall_table(results, label)
+    ]
     for build in tables:  # a narrow terminal gets the agents as #1, #2, ... and a legend, never a name cut to '…'
         table, legend = fitting_table(build, names, console)
         console.print(table)
@@ -72,7 +69,7 @@ def overall_table(results: TournamentResults, label: Callable[[str], str] = str)
     for start in range(0, len(rows), len(SCOPES)):
         if start:
             table.add_section()
-        for offset, row in enumerate(rows[start:start + len(SCOPES)]):
+        for offset, row in enumerate(rows[start : start + len(SCOPES)]):
             table.add_row(*([label(row[0]), label(row[1]), *row[2:]] if offset == 0 else ["", "", *row[2:]]))
     return table
 

@@ -14,14 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
 from agents.posnet import ensemble_table
@@ -49,10 +42,15 @@ def posnet(
     layouts: Annotated[int, typer.Option("--layouts", help="Random training layouts (1 or more).")] = PAPER_LAYOUTS,
     sigma: Annotated[float, typer.Option("--sigma", help="Mutation scale (standard deviation, 0 or more).")] = DEFAULT_SIGMA,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the layouts and of the evolution (0 or more).")] = 0,
-    out: Annotated[Path | None, typer.Option(
-        "--out", metavar="FILE.npz", show_default=False,
-        help="Where to write the population (default: runs/<timestamp>-train-posnet/posnet.npz); the PNG goes beside it.",
-    )] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="FILE.npz",
+            show_default=False,
+            help="Where to write the population (default: runs/<timestamp>-train-posnet/posnet.npz); the PNG goes beside it.",
+        ),
+    ] = None,
 ) -> None:
     """Train PosNet (paper Appendix C): pairs of 1-ply positional players on random layouts, more discs wins.
 
@@ -68,8 +66,13 @@ def posnet(
     path = _output_path(out)
     console = stdout_console()
     with Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(), transient=True,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr_console(),
+        transient=True,
     ) as progress:
         task = progress.add_task(f"drawing {layouts} layouts", total=generations)
         start = time.perf_counter()
@@ -81,10 +84,13 @@ def posnet(
     from harness.bench.posnet_plot import plot_value_tables  # matplotlib only when drawing
 
     picture = plot_value_tables(*_benchmark_tables(result), path.with_suffix(".png"))
-    console.print(Text(
-        f"{result.games:,} games in {generations} generations, population {population}, {layouts} layouts, "
-        f"sigma {sigma:g}, seed {seed}: {duration(result.elapsed_seconds)} (drawing the layouts: {duration(drawing_seconds)})"
-    ), soft_wrap=True)
+    console.print(
+        Text(
+            f"{result.games:,} games in {generations} generations, population {population}, {layouts} layouts, "
+            f"sigma {sigma:g}, seed {seed}: {duration(result.elapsed_seconds)} (drawing the layouts: {duration(drawing_seconds)})"
+        ),
+        soft_wrap=True,
+    )
     console.print(Text(f"population: {path}"), soft_wrap=True)
     console.print(Text(f"tables:     {picture}"), soft_wrap=True)
 
@@ -107,8 +113,9 @@ def _benchmark_tables(result: TrainResult) -> tuple[dict, tuple]:
 
 
 def ntuple(
-    env: Annotated[str | None, typer.Argument(help="Environment whose layout to train on (default: 0, standard 8x8).",
-                                              show_default=False)] = None,
+    env: Annotated[
+        str | None, typer.Argument(help="Environment whose layout to train on (default: 0, standard 8x8).", show_default=False)
+    ] = None,
     layout_path: Annotated[Path | None, typer.Option("--layout", metavar="FILE", help="A layout text file instead.")] = None,
     method: Annotated[str, typer.Option("--method", help="td (TD(0)), es (the paper's (10+90) ES) or nes (natural ES).")] = "es",
     n: Annotated[int, typer.Option("--n", help="Tuple length (all-n; 2 is the paper's best).")] = 2,
@@ -124,14 +131,21 @@ def ntuple(
     nes_sigma: Annotated[float, typer.Option("--nes-sigma", help="NES: perturbation scale (weights at RMS 1).")] = 0.1,
     nes_rate: Annotated[float, typer.Option("--nes-rate", help="NES: Adam step size.")] = 0.02,
     eval_games: Annotated[int, typer.Option("--eval-games", help="TD/NES: held-out double games of each check.")] = 250,
-    init: Annotated[Path | None, typer.Option("--init", metavar="FILE.npz", show_default=False,
-                                              help="Start from these weights (an .npz of this layout).")] = None,
+    init: Annotated[
+        Path | None,
+        typer.Option("--init", metavar="FILE.npz", show_default=False, help="Start from these weights (an .npz of this layout)."),
+    ] = None,
     league_games: Annotated[int, typer.Option("--league-games", help="Double games of the final League score.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run (0 or more).")] = 0,
-    out: Annotated[Path | None, typer.Option(
-        "--out", metavar="FILE.npz", show_default=False,
-        help="Where to write the network (default: runs/<timestamp>-train-ntuple/ntuple.npz); the PNG goes beside it.",
-    )] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="FILE.npz",
+            show_default=False,
+            help="Where to write the network (default: runs/<timestamp>-train-ntuple/ntuple.npz); the PNG goes beside it.",
+        ),
+    ] = None,
 ) -> None:
     """Train an all-n n-tuple network (Jaskowski 2014) on one layout; prints its League score and the time taken.
 
@@ -149,10 +163,24 @@ def ntuple(
     where = f"{layout.name or 'layout'} ({layout.describe()})"
     try:
         start_luts = None if init is None else load_network(layout, init).luts
-        config = NTupleTrainConfig(method=method, n=n, games=games, alpha=alpha, opponent=opponent,
-                                   generations=generations, sigma=sigma, es_games=es_games, seconds=seconds, seed=seed,
-                                   nes_pairs=nes_pairs, nes_games=nes_games, nes_sigma=nes_sigma, nes_rate=nes_rate,
-                                   eval_games=eval_games, init=start_luts)
+        config = NTupleTrainConfig(
+            method=method,
+            n=n,
+            games=games,
+            alpha=alpha,
+            opponent=opponent,
+            generations=generations,
+            sigma=sigma,
+            es_games=es_games,
+            seconds=seconds,
+            seed=seed,
+            nes_pairs=nes_pairs,
+            nes_games=nes_games,
+            nes_sigma=nes_sigma,
+            nes_rate=nes_rate,
+            eval_games=eval_games,
+            init=start_luts,
+        )
     except (NTupleTrainError, NTupleError) as error:
         raise typer.BadParameter(str(error)) from None
     if league_games < 1:
@@ -160,22 +188,40 @@ def ntuple(
     path = _output_path(out) if out is not None else default_run_dir("train-ntuple") / "ntuple.npz"
     total = games if method == "td" else generations
     with Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=stderr_console(), transient=True,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr_console(),
+        transient=True,
     ) as progress:
         task = progress.add_task(f"{method} on {where}", total=total)
-        result = train_ntuple(layout, config, progress=lambda done, _, best: progress.update(
-            task, completed=done, description=f"{method} (best {best:.3f})"))
+        result = train_ntuple(
+            layout, config, progress=lambda done, _, best: progress.update(task, completed=done, description=f"{method} (best {best:.3f})")
+        )
     start = time.perf_counter()
     score = league_score(result.network, league_games, seed=seed + 1_000_003)
     scoring_seconds = time.perf_counter() - start
-    save_network(result.network, path, method=method, league_score=score, league_double_games=league_games,
-                 training_games=result.games, training_seconds=result.elapsed_seconds, seed=seed)
+    save_network(
+        result.network,
+        path,
+        method=method,
+        league_score=score,
+        league_double_games=league_games,
+        training_games=result.games,
+        training_seconds=result.elapsed_seconds,
+        seed=seed,
+    )
     picture = plot_learning_curve(result.curve, f"all-{n} {method} on {where}", path.with_suffix(".png"))
     console = stdout_console()
-    console.print(Text(
-        f"all-{n} {method} on {where}: {result.games:,} training games in {duration(result.elapsed_seconds)}; "
-        f"League score {score:.3f} over {league_games} fresh double games ({duration(scoring_seconds)})"), soft_wrap=True)
+    console.print(
+        Text(
+            f"all-{n} {method} on {where}: {result.games:,} training games in {duration(result.elapsed_seconds)}; "
+            f"League score {score:.3f} over {league_games} fresh double games ({duration(scoring_seconds)})"
+        ),
+        soft_wrap=True,
+    )
     console.print(Text(f"network: {path} (shipped name for this layout: agents/data/{shipped_name(layout)})"), soft_wrap=True)
     console.print(Text(f"curve:   {picture}"), soft_wrap=True)
 
@@ -187,9 +233,15 @@ def ppo(
     n_envs: Annotated[int, typer.Option("--n-envs", help="Self-play games played at once.")] = 16,
     n_steps: Annotated[int, typer.Option("--n-steps", help="Learner steps per game between MaskablePPO updates.")] = 128,
     eval_games: Annotated[int, typer.Option("--eval-games", help="Games of the trained policy against Random (0 to skip).")] = 20,
-    out: Annotated[Path | None, typer.Option(
-        "--out", metavar="FILE.pt", show_default=False,
-        help="Where to write the trained policy (default: runs/<timestamp>-train-ppo/policy.pt).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="FILE.pt",
+            show_default=False,
+            help="Where to write the trained policy (default: runs/<timestamp>-train-ppo/policy.pt).",
+        ),
+    ] = None,
 ) -> None:
     """Train PPO-2K (paper Appendix F): MaskablePPO by self-play against snapshots, through a budgeted arena.
 
@@ -222,17 +274,28 @@ def ppo(
     environment = make_env(parse_env_id(env))
     arena = Arena(environment, budget)
     console = stdout_console()
-    with Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=stderr_console(), transient=True) as progress:
+    with Progress(
+        TextColumn("training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=stderr_console(),
+        transient=True,
+    ) as progress:
         task = progress.add_task("games", total=budget)
         policy, stats = train_ppo(arena, config, on_game=lambda games: progress.update(task, completed=games))
     path = out or default_run_dir("train-ppo") / "policy.pt"
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(policy.state_dict(), path)
-    console.print(Text(
-        f"env {environment.id} ({environment.layout.name}): {arena.games_played:,} games, {stats.steps:,} learner steps in "
-        f"{duration(stats.seconds)} (MaskablePPO, MlpPolicy, {n_envs} games at once, n_steps {n_steps}, {stats.snapshots} snapshots, "
-        f"{stats.nan_restores} NaN restores)"), soft_wrap=True)
+    console.print(
+        Text(
+            f"env {environment.id} ({environment.layout.name}): {arena.games_played:,} games, {stats.steps:,} learner steps in "
+            f"{duration(stats.seconds)} (MaskablePPO, MlpPolicy, {n_envs} games at once, n_steps {n_steps}, {stats.snapshots} snapshots, "
+            f"{stats.nan_restores} NaN restores)"
+        ),
+        soft_wrap=True,
+    )
     if eval_games:
         agent = PpoAgent(AgentContext(environment.rules), np.random.default_rng(seed), config)
         agent.policy = policy

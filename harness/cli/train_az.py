@@ -30,8 +30,9 @@ def az(
     channels: Annotated[int, typer.Option("--channels", help="Channels of every block.")] = 32,
     blocks: Annotated[int, typer.Option("--blocks", help="Depthwise-separable residual blocks.")] = 4,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the boards, the search noise and the weights.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", show_default=False,
-                                             help="Run directory (default: runs/<timestamp>-train-az).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="DIR", show_default=False, help="Run directory (default: runs/<timestamp>-train-az).")
+    ] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Go on from DIR/checkpoint.pt (needs --out DIR).")] = False,
 ) -> None:
     """Train the AlphaZero-style network by batched PUCT self-play on 6x6/8x8 boards with random blocked cells.
@@ -46,22 +47,42 @@ def az(
     if resume and out is None:
         raise typer.BadParameter("--resume needs --out DIR: the run directory that holds checkpoint.pt")
     try:
-        config = AzTrainConfig(rounds=rounds, games=games, simulations=simulations, steps=steps, batch=batch,
-                               channels=channels, blocks=blocks, seconds=seconds, seed=seed)
+        config = AzTrainConfig(
+            rounds=rounds,
+            games=games,
+            simulations=simulations,
+            steps=steps,
+            batch=batch,
+            channels=channels,
+            blocks=blocks,
+            seconds=seconds,
+            seed=seed,
+        )
     except AzTrainError as error:
         raise typer.BadParameter(str(error)) from None
     run_dir = out if out is not None else default_run_dir("train-az")
     if run_dir.exists() and not run_dir.is_dir():
         raise typer.BadParameter(f"--out {str(run_dir)!r} is a file: give a directory")
     console = stdout_console()
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=stderr_console(), transient=True) as progress:
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr_console(),
+        transient=True,
+    ) as progress:
         task = progress.add_task("rounds", total=rounds)
 
         def report(r):
             progress.update(task, completed=r.round)
-            console.print(Text(f"round {r.round}: {r.games} games, {r.positions} positions, policy loss "
-                               f"{r.policy_loss:.3f}, value loss {r.value_loss:.3f}, {duration(r.seconds)}"), soft_wrap=True)
+            console.print(
+                Text(
+                    f"round {r.round}: {r.games} games, {r.positions} positions, policy loss "
+                    f"{r.policy_loss:.3f}, value loss {r.value_loss:.3f}, {duration(r.seconds)}"
+                ),
+                soft_wrap=True,
+            )
 
         try:
             net, reports = train_az(config, run_dir, resume=resume, on_round=report)
@@ -69,6 +90,8 @@ def az(
             raise typer.BadParameter(str(error)) from None
     total = reports[-1].seconds if reports else 0.0
     path = save_net(net, run_dir / "az.pt", rounds=reports[-1].round if reports else 0, seconds=total, seed=seed)
-    console.print(Text(f"{sum(r.games for r in reports):,} self-play games in {len(reports)} rounds, "
-                       f"{duration(total)} of training in all"), soft_wrap=True)
+    console.print(
+        Text(f"{sum(r.games for r in reports):,} self-play games in {len(reports)} rounds, {duration(total)} of training in all"),
+        soft_wrap=True,
+    )
     console.print(Text(f"network: {path} (the az agent's weights={path}; shipped: agents/data/az.pt)"), soft_wrap=True)

@@ -24,10 +24,13 @@ from harness.view.serve import make_server, server_url
 
 
 def view(
-    run_dir: Annotated[Path, typer.Argument(metavar="RUN", show_default=False,
-                                            help="A run directory: arena run, match, tournament or bench paper.")],
-    out: Annotated[Path | None, typer.Option("--out", metavar="FILE", show_default=False,
-                                             help="The page to write (default RUN/view.html); chunks go beside it.")] = None,
+    run_dir: Annotated[
+        Path, typer.Argument(metavar="RUN", show_default=False, help="A run directory: arena run, match, tournament or bench paper.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", metavar="FILE", show_default=False, help="The page to write (default RUN/view.html); chunks go beside it."),
+    ] = None,
     open_page: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
     serve: Annotated[bool, typer.Option("--serve", help="Serve the page of a live run on 127.0.0.1 until Ctrl-C.")] = False,
     port: Annotated[int, typer.Option("--port", help="--serve: the port (0: any free one).")] = 8000,
@@ -42,8 +45,13 @@ def view(
         return
     written = write_view(run_dir, out)
     console = stdout_console()
-    console.print(Text(f"wrote {written.page} ({written.page_bytes / 1024:.0f} KiB) and {written.games} game chunks in "
-                       f"{written.chunk_dir} ({written.chunk_bytes / 1024:.0f} KiB; {written.calls} model calls)"), soft_wrap=True)
+    console.print(
+        Text(
+            f"wrote {written.page} ({written.page_bytes / 1024:.0f} KiB) and {written.games} game chunks in "
+            f"{written.chunk_dir} ({written.chunk_bytes / 1024:.0f} KiB; {written.calls} model calls)"
+        ),
+        soft_wrap=True,
+    )
     if open_page:
         webbrowser.open(written.page.resolve().as_uri())
 
@@ -52,11 +60,9 @@ def _serve(run_dir: Path, port: int, open_page: bool) -> None:
     try:
         server, live = make_server(run_dir, port)
     except OSError as error:
-        raise typer.BadParameter(f"--port {port}: cannot listen on 127.0.0.1:{port} ({error.strerror}); try another, "
-                                 "or --port 0") from None
+        raise typer.BadParameter(f"--port {port}: cannot listen on 127.0.0.1:{port} ({error.strerror}); try another, or --port 0") from None
     url = server_url(server)
-    stdout_console().print(Text(f"serving {run_dir} at {url} (live: new games appear as they land); Ctrl-C stops"),
-                           soft_wrap=True)
+    stdout_console().print(Text(f"serving {run_dir} at {url} (live: new games appear as they land); Ctrl-C stops"), soft_wrap=True)
     if open_page:
         webbrowser.open(url)
     try:
@@ -72,9 +78,15 @@ def bench_view_command(
     games: Annotated[int, typer.Option("--games", min=1, help="Games of the synthetic run.")] = 2000,
     calls: Annotated[int, typer.Option("--calls", min=1, help="Model calls of the synthetic run.")] = 100_000,
     openings: Annotated[int, typer.Option("--openings", min=1, help="Times the page is opened (fresh tab each).")] = 5,
-    work_dir: Annotated[Path | None, typer.Option("--dir", metavar="DIR", show_default=False,
-                                                  help="Where the synthetic run goes (kept; reused when there). "
-                                                       "Default: a temporary folder, removed after.")] = None,
+    work_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            metavar="DIR",
+            show_default=False,
+            help="Where the synthetic run goes (kept; reused when there). Default: a temporary folder, removed after.",
+        ),
+    ] = None,
 ) -> None:
     """Time a synthetic 2,000-game, 100,000-call run's page in headless Chromium: time to the first game shown."""
     problem = browser_problem()

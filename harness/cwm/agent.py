@@ -60,16 +60,44 @@ class CwmAgent(MemoryAgent):
     name = "cwm"
 
     def __init__(
-        self, context: AgentContext, rng: np.random.Generator, client: ModelClient, *,
-        budget: int, seed: int = 0, config: CwmConfig | None = None, renderer: PromptRenderer | None = None,
-        on_call: CallSink = _no_call, on_game: GameSink | None = None, on_belief: BeliefSink | None = None,
+        self,
+        context: AgentContext,
+        rng: np.random.Generator,
+        client: ModelClient,
+        *,
+        budget: int,
+        seed: int = 0,
+        config: CwmConfig | None = None,
+        renderer: PromptRenderer | None = None,
+        on_call: CallSink = _no_call,
+        on_game: GameSink | None = None,
+        on_belief: BeliefSink | None = None,
         beliefs_done: Sequence[int] = (),
     ) -> None:
         config = config or CwmConfig()
-        super().__init__(context, rng, client, budget=budget, seed=seed, config=config, renderer=renderer,
-                         on_call=on_call, on_game=on_game, on_belief=on_belief, beliefs_done=beliefs_done)
-        self.synth = Synthesizer(client, self.rules, renderer=self.renderer, config=config.refine, on_call=on_call,
-                                 seed=seed, on_candidate=self._measure, budget=budget)
+        super().__init__(
+            context,
+            rng,
+            client,
+            budget=budget,
+            seed=seed,
+            config=config,
+            renderer=renderer,
+            on_call=on_call,
+            on_game=on_game,
+            on_belief=on_belief,
+            beliefs_done=beliefs_done,
+        )
+        self.synth = Synthesizer(
+            client,
+            self.rules,
+            renderer=self.renderer,
+            config=config.refine,
+            on_call=on_call,
+            seed=seed,
+            on_candidate=self._measure,
+            budget=budget,
+        )
         self.train, self.heldout = TestSuite(), TestSuite()
         self.shown: list[Outcome] = []
         self.totals: set[int] = {final_total(self.rules)}  # final disc totals: a full board, then those seen
@@ -127,8 +155,7 @@ class CwmAgent(MemoryAgent):
         black, white = probe_policies(self.rules, self._tables, IntervalConfig(), rng, float(target), index, random_plies)
         return from_policy(black), from_policy(white)
 
-    async def _play(self, arena: Any, decide_black: Decide, decide_white: Decide | None = None, *,
-                    exploration: bool) -> None:
+    async def _play(self, arena: Any, decide_black: Decide, decide_white: Decide | None = None, *, exploration: bool) -> None:
         index = arena.games_played
         game, _ = await arena.play_verified(decide_black, decide_white or decide_black, (self.name, self.name))
         self.remember(game.record, index % 2)
@@ -180,8 +207,14 @@ class CwmAgent(MemoryAgent):
         else:
             start = await self.synth.rescore(self.best, tests)
         best = await self.synth.refine(start, tests, evidence, games_played, min(left, self.config.refine.calls_per_episode))
-        best, rejection = choose_final(best, self.synth.tested[episode:], self.rules, self.config.rejection,
-                                       self.config.refine, seed=self.seed * 100_003 + games_played)
+        best, rejection = choose_final(
+            best,
+            self.synth.tested[episode:],
+            self.rules,
+            self.config.rejection,
+            self.config.refine,
+            seed=self.seed * 100_003 + games_played,
+        )
         if rejection is not None:
             self.rejections.append({"games_played": games_played, **rejection})
         if best.source is not None and (self.best is None or best.source != self.best.source):
@@ -213,14 +246,19 @@ class CwmAgent(MemoryAgent):
         held_games = run_tests(worker, self.heldout.tests) if len(self.heldout) else None
         held_random = run_tests(worker, self._random_tests) if self._random_tests else None
         transitions = [s.transition for s in (held_games, held_random) if s is not None and s.transition is not None]
-        self.steps.append({
-            "model_calls": self.synth.calls, "train_transition": candidate.score.transition,
-            "train_outcome": candidate.score.outcome, "train_h": candidate.score.h,
-            "test_transition": min(transitions) if transitions else None,
-            "test_transition_random": held_random.transition if held_random else None,
-            "test_outcome": held_games.outcome if held_games else None, "tests": candidate.score.total,
-            "failing_tests": [failure.describe(FAILING_TEST_CHARS) for failure in candidate.score.failures[:FAILING_TESTS_KEPT]],
-        })
+        self.steps.append(
+            {
+                "model_calls": self.synth.calls,
+                "train_transition": candidate.score.transition,
+                "train_outcome": candidate.score.outcome,
+                "train_h": candidate.score.h,
+                "test_transition": min(transitions) if transitions else None,
+                "test_transition_random": held_random.transition if held_random else None,
+                "test_outcome": held_games.outcome if held_games else None,
+                "tests": candidate.score.total,
+                "failing_tests": [failure.describe(FAILING_TEST_CHARS) for failure in candidate.score.failures[:FAILING_TESTS_KEPT]],
+            }
+        )
 
     # ------------------------------------------------------------------ play
 
@@ -259,11 +297,17 @@ class CwmAgent(MemoryAgent):
         """One planning call inside the program's worker: MCTS or minimax, as configured."""
         config = self.config
         if config.planner == "minimax":
-            return worker.plan("minimax", state=state, depth=config.depth, max_nodes=config.max_nodes, seed=seed,
-                               leaf_playouts=config.leaf_playouts, max_plies=config.max_plies)
+            return worker.plan(
+                "minimax",
+                state=state,
+                depth=config.depth,
+                max_nodes=config.max_nodes,
+                seed=seed,
+                leaf_playouts=config.leaf_playouts,
+                max_plies=config.max_plies,
+            )
         simulations = config.simulations if phase == "eval" else config.adapt_simulations
-        return worker.plan("mcts", state=state, simulations=simulations, c=config.uct_c, max_plies=config.max_plies,
-                           seed=seed)
+        return worker.plan("mcts", state=state, simulations=simulations, c=config.uct_c, max_plies=config.max_plies, seed=seed)
 
     def _model_error(self, obs: Observation, legal: list[int], rng: np.random.Generator, phase: str) -> MoveDecision:
         """A legal-move disagreement: counted, a random legal move played, the step a new transition test."""
@@ -271,8 +315,9 @@ class CwmAgent(MemoryAgent):
         self.model_errors += 1
         if phase == "adapt":
             after = self.rules.play(obs.state, move)
-            self.train.add_transition(self.rules, Step(-1, obs.move_number, obs.state, move, tuple(sorted(obs.legal_moves)),
-                                                       after, self.rules.is_over(after)))
+            self.train.add_transition(
+                self.rules, Step(-1, obs.move_number, obs.state, move, tuple(sorted(obs.legal_moves)), after, self.rules.is_over(after))
+            )
             self._new_tests = True
         return MoveDecision(move, False, [])
 
@@ -291,8 +336,7 @@ class CwmAgent(MemoryAgent):
     def belief(self) -> Belief:
         """The K interval the program's reward code implies, reported like the interval agent's."""
         if self.interval is None:
-            return Belief(regime="unknown", k_low=0.0, k_high=1.0, confidence=0.0,
-                          rationale="no program whose returns fit a threshold K")
+            return Belief(regime="unknown", k_low=0.0, k_high=1.0, confidence=0.0, rationale="no program whose returns fit a threshold K")
         belief = self.interval.belief()
         return belief.model_copy(update={"rationale": f"K in {self.interval.describe()}, implied by the program's returns"})
 
@@ -302,12 +346,21 @@ class CwmAgent(MemoryAgent):
         if self.worker is not None:
             for kind, count in self.worker.failures.items():
                 failures[kind] = failures.get(kind, 0) + count
-        return {"model_calls": self.synth.calls, "code_errors": self.synth.code_errors, "model_errors": self.model_errors,
-                "surprises": self.surprises, "steered_games": self.steered, "plan_failures": self.plan_failures,
-                "sandbox_failures": failures, "k_interval": self.interval.describe() if self.interval is not None else None,
-                "feasible": self.feasible.describe(), "rejections": len(self.rejections),
-                "rejected": sum(len(r["calls"]) - len(r["kept"]) for r in self.rejections),
-                "tests": len(self.train), "heldout_tests": len(self.heldout)}
+        return {
+            "model_calls": self.synth.calls,
+            "code_errors": self.synth.code_errors,
+            "model_errors": self.model_errors,
+            "surprises": self.surprises,
+            "steered_games": self.steered,
+            "plan_failures": self.plan_failures,
+            "sandbox_failures": failures,
+            "k_interval": self.interval.describe() if self.interval is not None else None,
+            "feasible": self.feasible.describe(),
+            "rejections": len(self.rejections),
+            "rejected": sum(len(r["calls"]) - len(r["kept"]) for r in self.rejections),
+            "tests": len(self.train),
+            "heldout_tests": len(self.heldout),
+        }
 
     def __deepcopy__(self, memo: dict[int, Any]) -> CwmAgent:
         """A copy sharing the model client, the synthesizer and the program's worker (a process cannot be copied).

@@ -32,10 +32,11 @@ class CwmConfig:
     hint_level: str = "none"  # for the shared system prompt of MemoryAgent (the cwm prompts hold their own rules)
 
     def __post_init__(self) -> None:
-        if min(self.explore_games, self.explore_random, self.holdout_every) < 0 or min(self.max_calls, self.simulations,
-                                                                                        self.adapt_simulations) < 1:
-            raise ValueError("cwm: explore_games, explore_random, holdout_every >= 0; max_calls, simulations, "
-                             "adapt_simulations >= 1")
+        if (
+            min(self.explore_games, self.explore_random, self.holdout_every) < 0
+            or min(self.max_calls, self.simulations, self.adapt_simulations) < 1
+        ):
+            raise ValueError("cwm: explore_games, explore_random, holdout_every >= 0; max_calls, simulations, adapt_simulations >= 1")
         if self.planner not in PLANNERS:
             raise ValueError(f"cwm: planner {self.planner!r}: choose one of {', '.join(PLANNERS)}")
         if min(self.depth, self.max_nodes) < 1 or self.leaf_playouts < 0:

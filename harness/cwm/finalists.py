@@ -54,20 +54,32 @@ def finalists(best: Candidate, tested: Sequence[Candidate], limit: int, toleranc
     return chosen[:limit]
 
 
-def choose_final(best: Candidate, tested: Sequence[Candidate], rules: Rules, config: RejectionConfig,
-                 refine: RefineConfig, seed: int) -> tuple[Candidate, dict[str, Any] | None]:
+def choose_final(
+    best: Candidate, tested: Sequence[Candidate], rules: Rules, config: RejectionConfig, refine: RefineConfig, seed: int
+) -> tuple[Candidate, dict[str, Any] | None]:
     """The program to use after an episode and what the rejection showed (None when it did not run)."""
     finals = finalists(best, tested, config.candidates, config.tolerance)
     if len(finals) < 2:
         return best, None
-    rejection = reject_bad_samples([c.source or "" for c in finals], rules_layout(rules), limits=refine.limits,
-                                   unsandboxed=refine.unsandboxed, simulations=config.simulations,
-                                   games_per_pair=config.games_per_pair, margin=config.margin, seed=seed)
+    rejection = reject_bad_samples(
+        [c.source or "" for c in finals],
+        rules_layout(rules),
+        limits=refine.limits,
+        unsandboxed=refine.unsandboxed,
+        simulations=config.simulations,
+        games_per_pair=config.games_per_pair,
+        margin=config.margin,
+        seed=seed,
+    )
     if not rejection.kept:  # no finalist could even start: keep what refinement chose
         return best, None
     payoffs = {score.index: score.mean_payoff for score in rejection.candidates}
     chosen = max(rejection.kept, key=lambda i: (payoffs[i] if payoffs[i] is not None else WORST_PAYOFF, -i))
     return finals[chosen], {
-        "calls": [c.call for c in finals], "mean_payoffs": [payoffs[i] for i in range(len(finals))],
-        "kept": list(rejection.kept), "chosen": chosen, "games": rejection.games, "voided": rejection.voided,
+        "calls": [c.call for c in finals],
+        "mean_payoffs": [payoffs[i] for i in range(len(finals))],
+        "kept": list(rejection.kept),
+        "chosen": chosen,
+        "games": rejection.games,
+        "voided": rejection.voided,
     }

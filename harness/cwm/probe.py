@@ -25,7 +25,7 @@ def probe_position(rules: Rules, black: int, white: int) -> dict[str, Any]:
     state = state_json(rules, rules.initial_state())
     playable = [i for i in range(layout.cells) if state["board"][i] != 3]
     board = [3 if value == 3 else 0 for value in state["board"]]
-    for position, index in enumerate(playable[:black + white]):
+    for position, index in enumerate(playable[: black + white]):
         board[index] = 1 if position < black else 2
     return {**state, "board": board}
 

@@ -80,9 +80,18 @@ class Candidate:
 class Synthesizer:
     """Asks a model for programs of one game and refines them against unit tests (module docstring)."""
 
-    def __init__(self, client: ModelClient, rules: Rules, *, renderer: PromptRenderer | None = None,
-                 config: RefineConfig | None = None, on_call: CallSink, seed: int = 0,
-                 on_candidate: CandidateHook | None = None, budget: int = 0) -> None:
+    def __init__(
+        self,
+        client: ModelClient,
+        rules: Rules,
+        *,
+        renderer: PromptRenderer | None = None,
+        config: RefineConfig | None = None,
+        on_call: CallSink,
+        seed: int = 0,
+        on_candidate: CandidateHook | None = None,
+        budget: int = 0,
+    ) -> None:
         self.client, self.rules, self.on_call = client, rules, on_call
         self.renderer = renderer or PromptRenderer()
         self.config = config or RefineConfig()
@@ -99,24 +108,34 @@ class Synthesizer:
 
     def synthesis_messages(self, evidence: Sequence[dict[str, Any]], games_played: int) -> tuple[list[dict[str, Any]], str]:
         """The synthesis prompt for the evidence so far, and its template hash."""
-        prompt = self.renderer.render("cwm_synthesize", rules=system_context(self.rules, "none", self.budget)["rules"],
-                                      layout=json.dumps(self._layout, separators=(", ", ": ")), evidence=list(evidence),
-                                      games_played=games_played, budget=self.budget)
+        prompt = self.renderer.render(
+            "cwm_synthesize",
+            rules=system_context(self.rules, "none", self.budget)["rules"],
+            layout=json.dumps(self._layout, separators=(", ", ": ")),
+            evidence=list(evidence),
+            games_played=games_played,
+            budget=self.budget,
+        )
         return [{"role": "user", "content": prompt.text}], prompt.template_hash
 
     def refine_prompt(self, candidate: Candidate, evidence: Sequence[dict[str, Any]], with_program: bool) -> tuple[str, str]:
         """The text asking to correct ``candidate`` (its failing tests, the evidence), and the template hash."""
-        prompt = self.renderer.render("cwm_refine", program=(candidate.source or "").rstrip() if with_program else "",
-                                      passed=candidate.score.passed, total=candidate.score.total,
-                                      failures=self._shown(candidate.score.failures), evidence=list(evidence))
+        prompt = self.renderer.render(
+            "cwm_refine",
+            program=(candidate.source or "").rstrip() if with_program else "",
+            passed=candidate.score.passed,
+            total=candidate.score.total,
+            failures=self._shown(candidate.score.failures),
+            evidence=list(evidence),
+        )
         return prompt.text, prompt.template_hash
 
     def _shown(self, failures: Sequence[TestFailure]) -> list[str]:
         outcomes = sorted((f for f in failures if f.test.kind == "outcome"), key=lambda f: -f.test.weight)
         transitions = [f for f in failures if f.test.kind != "outcome"]
         half = max(1, self.config.shown_failures // 2)
-        chosen = outcomes[:half] + transitions[:self.config.shown_failures - min(half, len(outcomes))]
-        return [f.describe() for f in chosen[:self.config.shown_failures]]
+        chosen = outcomes[:half] + transitions[: self.config.shown_failures - min(half, len(outcomes))]
+        return [f.describe() for f in chosen[: self.config.shown_failures]]
 
     # ------------------------------------------------------------------ calls and tests
 
@@ -141,13 +160,23 @@ class Synthesizer:
         usable = source is not None and score.load_failure is None
         if response is not None and not usable:
             self.code_errors += 1
-        self.on_call(call_fields(
-            response, game_index=None, phase="adapt", ply=None, attempt=0, messages=list(messages), reply=text,
-            finish_reason=response.finish_reason if response else None, parsed_move=None,
-            verdict=None if response else "call_failed",
-            failure_kind=None if usable else ("code_error" if response is not None else "call_failed"),
-            template_hash=template_hash, reason=reason,
-        ))
+        self.on_call(
+            call_fields(
+                response,
+                game_index=None,
+                phase="adapt",
+                ply=None,
+                attempt=0,
+                messages=list(messages),
+                reply=text,
+                finish_reason=response.finish_reason if response else None,
+                parsed_move=None,
+                verdict=None if response else "call_failed",
+                failure_kind=None if usable else ("code_error" if response is not None else "call_failed"),
+                template_hash=template_hash,
+                reason=reason,
+            )
+        )
         dialogue = list(messages) + ([{"role": "assistant", "content": text or ""}] if response is not None else [])
         candidate = Candidate(source if usable else None, score, self.calls, dialogue)
         if usable:
@@ -173,8 +202,9 @@ class Synthesizer:
         """``candidate`` scored again on ``tests`` (new tests added since it was written)."""
         if candidate.source is None:
             return candidate
-        rescored = Candidate(candidate.source, await self._test(candidate.source, tests), candidate.call,
-                             candidate.messages, candidate.refined)
+        rescored = Candidate(
+            candidate.source, await self._test(candidate.source, tests), candidate.call, candidate.messages, candidate.refined
+        )
         self.tested.append(rescored)
         return rescored
 
@@ -185,16 +215,18 @@ class Synthesizer:
         messages, template_hash = self.synthesis_messages(evidence, games_played)
         return await self._ask(messages, template_hash, tests)
 
-    async def refine(self, start: Candidate, tests: Sequence[UnitTest], evidence: Sequence[dict[str, Any]],
-                     games_played: int, calls: int | None = None) -> Candidate:
+    async def refine(
+        self, start: Candidate, tests: Sequence[UnitTest], evidence: Sequence[dict[str, Any]], games_played: int, calls: int | None = None
+    ) -> Candidate:
         """Refine from ``start`` until a candidate passes every test or ``calls`` calls are spent; the best one."""
         calls = self.config.calls_per_episode if calls is None else calls
         if self.config.mode == "conversation":
             return await self._conversation(start, tests, evidence, games_played, calls)
         return await self._tree(start, tests, evidence, games_played, calls)
 
-    async def _conversation(self, start: Candidate, tests: Sequence[UnitTest], evidence: Sequence[dict[str, Any]],
-                            games_played: int, calls: int) -> Candidate:
+    async def _conversation(
+        self, start: Candidate, tests: Sequence[UnitTest], evidence: Sequence[dict[str, Any]], games_played: int, calls: int
+    ) -> Candidate:
         best = current = start
         for _ in range(calls):
             if best.score.all_passed:
@@ -204,14 +236,18 @@ class Synthesizer:
                 current.messages = messages + [{"role": "assistant", "content": f"```python\n{current.source or ''}```"}]
             text, template_hash = self.refine_prompt(current, evidence, with_program=current.source is None)
             child = await self._ask(current.messages + [{"role": "user", "content": text}], template_hash, tests)
-            current = child if child.source is not None else Candidate(current.source, current.score, current.call,
-                                                                        child.messages, current.refined + 1)
+            current = (
+                child
+                if child.source is not None
+                else Candidate(current.source, current.score, current.call, child.messages, current.refined + 1)
+            )
             if child.h > best.h:
                 best = child
         return best
 
-    async def _tree(self, start: Candidate, tests: Sequence[UnitTest], evidence: Sequence[dict[str, Any]],
-                    games_played: int, calls: int) -> Candidate:
+    async def _tree(
+        self, start: Candidate, tests: Sequence[UnitTest], evidence: Sequence[dict[str, Any]], games_played: int, calls: int
+    ) -> Candidate:
         candidates, best = [start], start
         synthesis, _ = self.synthesis_messages(evidence, games_played)
         for _ in range(calls):

@@ -99,10 +99,19 @@ class _Tally:
     games: int = 0
 
 
-def reject_bad_samples(sources: Sequence[str], layout: dict[str, Any], *, limits: Limits | None = None,
-                       unsandboxed: bool = False, simulations: int = 16, games_per_pair: int = 2,
-                       margin: float = 0.10, seed: int = 0, max_plies: int = 400,
-                       rollout_plies: int = 200) -> Rejection:
+def reject_bad_samples(
+    sources: Sequence[str],
+    layout: dict[str, Any],
+    *,
+    limits: Limits | None = None,
+    unsandboxed: bool = False,
+    simulations: int = 16,
+    games_per_pair: int = 2,
+    margin: float = 0.10,
+    seed: int = 0,
+    max_plies: int = 400,
+    rollout_plies: int = 200,
+) -> Rejection:
     """Every program hosts every ordered pair of agents ``games_per_pair`` times; see the module's docstring."""
     _check(len(sources), simulations, games_per_pair, margin, max_plies, rollout_plies)
     rng = random.Random(seed)
@@ -118,8 +127,7 @@ def reject_bad_samples(sources: Sequence[str], layout: dict[str, Any], *, limits
             for first in players:
                 for second in players:
                     for _ in range(games_per_pair):
-                        game = _Game(workers[host], (workers[first], workers[second]), rng, simulations,
-                                     max_plies, rollout_plies)
+                        game = _Game(workers[host], (workers[first], workers[second]), rng, simulations, max_plies, rollout_plies)
                         _record(tally, game.play(layout), host, (first, second))
         return _verdict(tally, started, [dict(worker.failures) for worker in workers], margin)
     finally:
@@ -130,8 +138,15 @@ def reject_bad_samples(sources: Sequence[str], layout: dict[str, Any], *, limits
 class _Game:
     """One game on a host program between two agents (each a worker planning on its own program)."""
 
-    def __init__(self, host: SandboxWorker, agents: tuple[SandboxWorker, SandboxWorker], rng: random.Random,
-                 simulations: int, max_plies: int, rollout_plies: int) -> None:
+    def __init__(
+        self,
+        host: SandboxWorker,
+        agents: tuple[SandboxWorker, SandboxWorker],
+        rng: random.Random,
+        simulations: int,
+        max_plies: int,
+        rollout_plies: int,
+    ) -> None:
         self.host, self.agents, self.rng = host, agents, rng
         self.simulations, self.max_plies, self.rollout_plies = simulations, max_plies, rollout_plies
 
@@ -142,18 +157,17 @@ class _Game:
             return ("void", str(initial.failure))
         state = initial.value
         for _ in range(self.max_plies):
-            over, player, legal = self.host.call_many(
-                [("is_terminal", [state]), ("current_player", [state]), ("legal_actions", [state])])
+            over, player, legal = self.host.call_many([("is_terminal", [state]), ("current_player", [state]), ("legal_actions", [state])])
             if not over.ok:
                 return ("void", str(over.failure))
             if over.value:
                 return _ending(self.host.call("returns", [state]))
-            if not player.ok or not legal.ok or player.value not in (0, 1) or not isinstance(legal.value, list) \
-                    or not legal.value:
+            if not player.ok or not legal.ok or player.value not in (0, 1) or not isinstance(legal.value, list) or not legal.value:
                 return ("void", "the host has no player to move or no legal action in a live state")
             seat = int(player.value)
-            plan = self.agents[seat].plan("mcts", state=state, simulations=self.simulations,
-                                          max_plies=self.rollout_plies, seed=self.rng.randrange(2**31))
+            plan = self.agents[seat].plan(
+                "mcts", state=state, simulations=self.simulations, max_plies=self.rollout_plies, seed=self.rng.randrange(2**31)
+            )
             if not plan.ok:
                 return ("fault", (seat, plan.failure.kind.value if plan.failure is not None else "crash"))
             action = plan.value.get("action") if isinstance(plan.value, dict) else None
@@ -168,8 +182,11 @@ class _Game:
 
 def _ending(result: Any) -> tuple[str, Any]:
     pair = result.value if result.ok else None
-    if isinstance(pair, list) and len(pair) == 2 and all(
-            isinstance(r, int | float) and not isinstance(r, bool) and math.isfinite(r) and -1 <= r <= 1 for r in pair):
+    if (
+        isinstance(pair, list)
+        and len(pair) == 2
+        and all(isinstance(r, int | float) and not isinstance(r, bool) and math.isfinite(r) and -1 <= r <= 1 for r in pair)
+    ):
         return ("end", (float(pair[0]), float(pair[1])))
     return ("void", f"the host's returns are not two numbers in [-1, 1]: {result.failure or pair!r}"[:200])
 
@@ -203,18 +220,30 @@ def _verdict(tally: _Tally, started: list[bool], failures: list[dict[str, int]],
         kept = tuple(i for i, mean in enumerate(means) if mean is not None and mean >= threshold - 1e-12)
     else:
         kept = tuple(i for i, ok in enumerate(started) if ok)
-    scores = tuple(CandidateScore(
-        i, started[i], means[i], len(tally.payoffs[i]), tally.faults[i], tally.voided[i],
-        {**failures[i], **({ILLEGAL: tally.illegal[i]} if tally.illegal[i] else {})}) for i in range(len(started)))
+    scores = tuple(
+        CandidateScore(
+            i,
+            started[i],
+            means[i],
+            len(tally.payoffs[i]),
+            tally.faults[i],
+            tally.voided[i],
+            {**failures[i], **({ILLEGAL: tally.illegal[i]} if tally.illegal[i] else {})},
+        )
+        for i in range(len(started))
+    )
     return Rejection(scores, kept, best, threshold, spread, tally.games, sum(tally.voided.values()))
 
 
-def _check(candidates: int, simulations: int, games_per_pair: int, margin: float, max_plies: int,
-           rollout_plies: int) -> None:
+def _check(candidates: int, simulations: int, games_per_pair: int, margin: float, max_plies: int, rollout_plies: int) -> None:
     if candidates < 1:
         raise ValueError("reject_bad_samples needs at least one candidate source")
-    for name, value in (("simulations", simulations), ("games_per_pair", games_per_pair), ("max_plies", max_plies),
-                        ("rollout_plies", rollout_plies)):
+    for name, value in (
+        ("simulations", simulations),
+        ("games_per_pair", games_per_pair),
+        ("max_plies", max_plies),
+        ("rollout_plies", rollout_plies),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r}: give a whole number of 1 or more")
     if not 0 <= margin <= 1:

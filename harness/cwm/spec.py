@@ -64,12 +64,33 @@ class PromptOnlyCwm(CwmAgent):
     },
     model_driven=True,
 )
-def cwm_entry(context: AgentContext, rng: np.random.Generator, model: str = "", temperature: float = 0.0, calls: int = 3,
-              mode: str = "tree", planner: str = "mcts", simulations: int = 100, depth: int = 3) -> Agent:
+def cwm_entry(
+    context: AgentContext,
+    rng: np.random.Generator,
+    model: str = "",
+    temperature: float = 0.0,
+    calls: int = 3,
+    mode: str = "tree",
+    planner: str = "mcts",
+    simulations: int = 100,
+    depth: int = 3,
+) -> Agent:
     """From a spec (``cwm:model=M``); see the module docstring."""
-    config = CwmConfig(max_calls=calls, simulations=simulations, planner=planner, depth=depth,
-                            refine=RefineConfig(mode=mode, params={"temperature": temperature}))
-    agent = PromptOnlyCwm(context, rng, spec_client("cwm", model, rng), budget=0, seed=int(rng.integers(2**31)),
-                          config=config, on_call=context.record_call or _no_call)
+    config = CwmConfig(
+        max_calls=calls,
+        simulations=simulations,
+        planner=planner,
+        depth=depth,
+        refine=RefineConfig(mode=mode, params={"temperature": temperature}),
+    )
+    agent = PromptOnlyCwm(
+        context,
+        rng,
+        spec_client("cwm", model, rng),
+        budget=0,
+        seed=int(rng.integers(2**31)),
+        config=config,
+        on_call=context.record_call or _no_call,
+    )
     agent.freeze()
     return agent

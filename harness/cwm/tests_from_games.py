@@ -101,8 +101,13 @@ def transition_test(rules: Rules, step: Step) -> UnitTest:
     """The test of one logged step (see the module docstring)."""
     before, after = state_json(rules, step.state), state_json(rules, step.after)
     legal = sorted(step.legal)
-    calls = (("legal_actions", (before,)), ("current_player", (before,)), ("is_terminal", (before,)),
-             ("apply_action", (before, step.move)), ("is_terminal", (after,)))
+    calls = (
+        ("legal_actions", (before,)),
+        ("current_player", (before,)),
+        ("is_terminal", (before,)),
+        ("apply_action", (before, step.move)),
+        ("is_terminal", (after,)),
+    )
     expected = (legal, step.state.to_move, False, comparable(after), step.over)
     return UnitTest("transition", f"game {step.game} ply {step.ply}", calls, expected)
 
@@ -134,8 +139,7 @@ class TestSuite:
         self.transitions: dict[str, UnitTest] = {}
         self.outcomes: dict[tuple[int, int], UnitTest] = {}
 
-    def add_game(self, rules: Rules, moves: Sequence[int], rewards: tuple[int, int], game: int,
-                 transitions: bool = True) -> Outcome:
+    def add_game(self, rules: Rules, moves: Sequence[int], rewards: tuple[int, int], game: int, transitions: bool = True) -> Outcome:
         """The tests of a finished game (its transitions only if asked); returns its outcome."""
         if transitions:
             if "initial" not in self.transitions:
@@ -149,8 +153,9 @@ class TestSuite:
         return Outcome(black, white, (int(rewards[0]), int(rewards[1])))
 
     def add_transition(self, rules: Rules, step: Step) -> None:
-        key = json.dumps([step.state.black, step.state.white, step.state.to_move, step.state.placed_black,
-                          step.state.placed_white, step.move])
+        key = json.dumps(
+            [step.state.black, step.state.white, step.state.to_move, step.state.placed_black, step.state.placed_white, step.move]
+        )
         self.transitions.setdefault(key, transition_test(rules, step))
 
     @property
@@ -180,13 +185,19 @@ def run_tests(worker: SandboxWorker, tests: Sequence[UnitTest], batch: int = BAT
     started = worker.start()
     if not started.ok:
         failures = [TestFailure(t, t.calls[0][0], t.expected[0], None, started.failure) for t in tests]
-        return Score(0.0 if any(t.kind == "transition" for t in tests) else None,
-                     0.0 if any(t.kind == "outcome" for t in tests) else None, 0, len(tests), failures, started.failure)
+        return Score(
+            0.0 if any(t.kind == "transition" for t in tests) else None,
+            0.0 if any(t.kind == "outcome" for t in tests) else None,
+            0,
+            len(tests),
+            failures,
+            started.failure,
+        )
     results = _answers(worker, [call for t in tests for call in t.calls], batch)
     failures, passed, position = [], {"transition": [0.0, 0.0], "outcome": [0.0, 0.0]}, 0
     count = 0
     for test in tests:
-        answers = results[position:position + len(test.calls)]
+        answers = results[position : position + len(test.calls)]
         position += len(test.calls)
         failure = _first_failure(test, answers)
         tally = passed[test.kind]
@@ -203,7 +214,7 @@ def run_tests(worker: SandboxWorker, tests: Sequence[UnitTest], batch: int = BAT
 def _answers(worker: SandboxWorker, calls: list[Call], batch: int) -> list[Result]:
     results: list[Result] = []
     for start in range(0, len(calls), batch):
-        results.extend(worker.call_many(calls[start:start + batch]))
+        results.extend(worker.call_many(calls[start : start + batch]))
     return results
 
 

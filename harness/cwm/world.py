@@ -34,15 +34,22 @@ def state_json(rules: Rules, state: State) -> dict[str, Any]:
     """The true engine's ``state`` in the program's format."""
     layout = rules.layout
     board = [0] * layout.cells
-    for (r, c) in layout.obstacles:
+    for r, c in layout.obstacles:
         board[r * layout.cols + c] = 3
     for index in range(layout.cells):
         if state.black >> index & 1:
             board[index] = 1
         elif state.white >> index & 1:
             board[index] = 2
-    return {"rows": layout.rows, "cols": layout.cols, "board": board, "player": state.to_move,
-            "placed": [state.placed_black, state.placed_white], "limit": rules.turn_limit, "counting": rules.turn_counting}
+    return {
+        "rows": layout.rows,
+        "cols": layout.cols,
+        "board": board,
+        "player": state.to_move,
+        "placed": [state.placed_black, state.placed_white],
+        "limit": rules.turn_limit,
+        "counting": rules.turn_counting,
+    }
 
 
 def comparable(state: Any) -> Any:

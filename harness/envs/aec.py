@@ -37,8 +37,15 @@ class OthelloAEC(GameFace, AECEnv[str, dict[str, np.ndarray], int]):
 
     metadata = {"name": "expanded_othello_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 2}
 
-    def __init__(self, env: int | Environment | Source | None = None, *, arena: AdaptationArena | None = None,
-                 budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        env: int | Environment | Source | None = None,
+        *,
+        arena: AdaptationArena | None = None,
+        budget: int | None = DEFAULT_BUDGET,
+        reveal_k: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
         AECEnv.__init__(self)
         self._open(env, arena, budget, reveal_k, render_mode)
         self.possible_agents = list(AGENTS)

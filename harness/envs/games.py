@@ -94,11 +94,43 @@ class GameArrays:
         self._ranges = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
         # The kernels' arguments, built once: the arrays are changed in place, never replaced.
         flat_planes = self.planes.reshape(n, 3, -1)
-        self._reset_args = (self.own, self.opp, self.colour, self.placed, self.plies, self.legal, flat_planes, self.masks,
-                            self._black0, self._white0, self._obstacles, *self._limit, self._geo)
-        self._step_args = (self.own, self.opp, self.colour, self.placed, self.plies, self.legal, flat_planes, self.masks,
-                           self.history, self._actions, self.status, self.actor, self.black_out, self.white_out,
-                           self._black0, self._white0, self._obstacles, self._restart, *self._limit, self._geo)
+        self._reset_args = (
+            self.own,
+            self.opp,
+            self.colour,
+            self.placed,
+            self.plies,
+            self.legal,
+            flat_planes,
+            self.masks,
+            self._black0,
+            self._white0,
+            self._obstacles,
+            *self._limit,
+            self._geo,
+        )
+        self._step_args = (
+            self.own,
+            self.opp,
+            self.colour,
+            self.placed,
+            self.plies,
+            self.legal,
+            flat_planes,
+            self.masks,
+            self.history,
+            self._actions,
+            self.status,
+            self.actor,
+            self.black_out,
+            self.white_out,
+            self._black0,
+            self._white0,
+            self._obstacles,
+            self._restart,
+            *self._limit,
+            self._geo,
+        )
         self._result = StepResult(self.status, self.actor, self.black_out, self.white_out)
         self.reset()
 

@@ -51,9 +51,16 @@ class OthelloGym(GameFace, gym.Env[np.ndarray, np.int64]):
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 2}
 
-    def __init__(self, env: int | Environment | Source | None = None, *, opponent: Opponent | None = None,
-                 arena: AdaptationArena | None = None, budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False,
-                 render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        env: int | Environment | Source | None = None,
+        *,
+        opponent: Opponent | None = None,
+        arena: AdaptationArena | None = None,
+        budget: int | None = DEFAULT_BUDGET,
+        reveal_k: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
         self._open(env, arena, budget, reveal_k, render_mode)
         self.observation_space = planes_space(self.layout.rows, self.layout.cols)
         self.action_space = spaces.Discrete(self.layout.cells)

@@ -32,8 +32,15 @@ class OthelloParallel(GameFace, ParallelEnv[str, dict[str, np.ndarray], int]):
 
     metadata = {"name": "expanded_othello_parallel_v0", "render_modes": list(RENDER_MODES), "render_fps": 2}
 
-    def __init__(self, env: int | Environment | Source | None = None, *, arena: AdaptationArena | None = None,
-                 budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        env: int | Environment | Source | None = None,
+        *,
+        arena: AdaptationArena | None = None,
+        budget: int | None = DEFAULT_BUDGET,
+        reveal_k: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
         self._open(env, arena, budget, reveal_k, render_mode)
         self.possible_agents = list(AGENTS)
         self.agents: list[str] = []
@@ -59,8 +66,9 @@ class OthelloParallel(GameFace, ParallelEnv[str, dict[str, np.ndarray], int]):
         self.agents = list(AGENTS)
         return self._observations(), {agent: {} for agent in AGENTS}
 
-    def step(self, actions: dict[str, Any]) -> tuple[Observations, dict[str, float], dict[str, bool], dict[str, bool],
-                                                      dict[str, dict[str, Any]]]:
+    def step(
+        self, actions: dict[str, Any]
+    ) -> tuple[Observations, dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
         """The agent to move places ``actions[agent]``; the other agent's action is ignored."""
         if not self.agents:
             raise RuntimeError("the game is over: call reset()")
@@ -73,8 +81,13 @@ class OthelloParallel(GameFace, ParallelEnv[str, dict[str, np.ndarray], int]):
         rewards = game.rewards if finished and game.rewards is not None else (0, 0)
         observations = self._observations()
         self.agents = [] if finished else self.agents
-        return (observations, {agent: float(rewards[i]) for i, agent in enumerate(AGENTS)},
-                {agent: finished for agent in AGENTS}, {agent: False for agent in AGENTS}, {agent: {} for agent in AGENTS})
+        return (
+            observations,
+            {agent: float(rewards[i]) for i, agent in enumerate(AGENTS)},
+            {agent: finished for agent in AGENTS},
+            {agent: False for agent in AGENTS},
+            {agent: {} for agent in AGENTS},
+        )
 
     def _observations(self) -> Observations:
         return {agent: self._observation(colour) for colour, agent in enumerate(AGENTS)}

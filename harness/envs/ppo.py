@@ -82,8 +82,14 @@ def usable_mask(mask: np.ndarray) -> np.ndarray:
     return mask if mask.any() else np.ones_like(mask)
 
 
-def guarded_action(policy: MaskableActorCriticPolicy, planes: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
-                   deterministic: bool, on_fallback: Callable[[], None] | None = None) -> int:
+def guarded_action(
+    policy: MaskableActorCriticPolicy,
+    planes: np.ndarray,
+    mask: np.ndarray,
+    rng: np.random.Generator,
+    deterministic: bool,
+    on_fallback: Callable[[], None] | None = None,
+) -> int:
     """The policy's choice among the legal placements (argmax, or a sample of the masked softmax).
 
     Logits that are not finite on the legal placements (NaN weights) give a uniformly random
@@ -132,8 +138,9 @@ class _Budget(BaseCallback):
         return not self.env.finished
 
 
-def train_ppo(arena: AdaptationArena | Source, config: PpoConfig = PpoConfig(),
-              on_game: Callable[[int], None] | None = None) -> tuple[MaskableActorCriticPolicy, TrainStats]:
+def train_ppo(
+    arena: AdaptationArena | Source, config: PpoConfig = PpoConfig(), on_game: Callable[[int], None] | None = None
+) -> tuple[MaskableActorCriticPolicy, TrainStats]:
     """Train MaskablePPO through ``arena`` until its budget is spent; returns the trained policy (no environment attached).
 
     ``arena`` may also be a :class:`harness.envs.scoring.Source` with a budgeted scorer.
@@ -148,8 +155,17 @@ def train_ppo(arena: AdaptationArena | Source, config: PpoConfig = PpoConfig(),
     start = time.perf_counter()
     try:
         env = SelfPlayVecEnv(source, config.n_envs, config.seed, config.snapshot_games)
-        model = MaskablePPO("MlpPolicy", env, n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
-                            learning_rate=config.learning_rate, seed=config.seed, device="cpu", verbose=0)
+        model = MaskablePPO(
+            "MlpPolicy",
+            env,
+            n_steps=config.n_steps,
+            batch_size=config.batch_size,
+            n_epochs=config.n_epochs,
+            learning_rate=config.learning_rate,
+            seed=config.seed,
+            device="cpu",
+            verbose=0,
+        )
         model.set_logger(Logger(folder=None, output_formats=[]))  # sb3's own would make a directory in /tmp per run
         env.attach(model.policy)
         if not env.finished:

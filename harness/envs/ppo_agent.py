@@ -89,8 +89,11 @@ class PpoAgent(Agent):
     def training_summary(self) -> dict[str, Any]:
         """Training figures for reports."""
         stats = self.stats
-        trained = {} if stats is None else {"games": stats.games, "steps": stats.steps, "train_seconds": round(stats.seconds, 1),
-                                            "nan_restores": stats.nan_restores}
+        trained = (
+            {}
+            if stats is None
+            else {"games": stats.games, "steps": stats.steps, "train_seconds": round(stats.seconds, 1), "nan_restores": stats.nan_restores}
+        )
         return {**trained, "nan_fallbacks": self.nan_fallbacks}
 
 
@@ -107,13 +110,23 @@ class PpoAgent(Agent):
         "shared": Param(str, "", "file stem of a run's shared PPO-2K training (set by arena bench paper)"),
     },
 )
-def make_ppo(context: AgentContext, rng: np.random.Generator, n_envs: int = 16, n_steps: int = 128, epochs: int = 10,
-             snapshot_games: int = 200, threads: int = 1, seed: int = -1, shared: str = "") -> Agent:
+def make_ppo(
+    context: AgentContext,
+    rng: np.random.Generator,
+    n_envs: int = 16,
+    n_steps: int = 128,
+    epochs: int = 10,
+    snapshot_games: int = 200,
+    threads: int = 1,
+    seed: int = -1,
+    shared: str = "",
+) -> Agent:
     from harness.envs.ppo import PpoConfig
 
     drawn = int(rng.integers(2**31))
-    config = PpoConfig(n_envs=n_envs, n_steps=n_steps, n_epochs=epochs, snapshot_games=snapshot_games,
-                       seed=drawn if seed < 0 else seed, threads=threads)
+    config = PpoConfig(
+        n_envs=n_envs, n_steps=n_steps, n_epochs=epochs, snapshot_games=snapshot_games, seed=drawn if seed < 0 else seed, threads=threads
+    )
     return PpoAgent(context, rng, config, shared)
 
 
@@ -128,8 +141,9 @@ class PpoOpponent(PpoAgent):
     name = "ppo-2k"
     privileged = True  # trained with the true rule
 
-    def __init__(self, context: AgentContext, rng: np.random.Generator, config: PpoConfig, reward_table: np.ndarray,
-                 games: int, shared: str = "") -> None:
+    def __init__(
+        self, context: AgentContext, rng: np.random.Generator, config: PpoConfig, reward_table: np.ndarray, games: int, shared: str = ""
+    ) -> None:
         super().__init__(context, rng, config, shared)
         self._table = reward_table  # private: the true rewards, from the recorded simulator grant
         self._games = games
@@ -141,9 +155,9 @@ class PpoOpponent(PpoAgent):
         from harness.envs.scoring import Source, TableScorer
 
         rules = self.rules
-        key = (rules.layout, rules.turn_limit, rules.turn_counting, self._table.tobytes(), self._games, self.config.seed,
-               self.shared)
+        key = (rules.layout, rules.turn_limit, rules.turn_counting, self._table.tobytes(), self._games, self.config.seed, self.shared)
         if key not in _TRAINED_OPPONENTS:
+
             def train() -> tuple[MaskableActorCriticPolicy, TrainStats]:
                 return train_ppo(Source(rules, TableScorer(self._table, self._games)), self.config)
 
@@ -170,8 +184,7 @@ class PpoOpponent(PpoAgent):
     },
     privileged=True,
 )
-def make_ppo_opponent(context: AgentContext, rng: np.random.Generator, games: int = 2000, seed: int = 0,
-                      shared: str = "") -> Agent:
+def make_ppo_opponent(context: AgentContext, rng: np.random.Generator, games: int = 2000, seed: int = 0, shared: str = "") -> Agent:
     from harness.envs.ppo import PpoConfig
 
     if context.grant_simulator is None:

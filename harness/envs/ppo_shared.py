@@ -57,8 +57,7 @@ def blank_policy(rules: Rules, config: PpoConfig, *, trainable: bool = True) -> 
     layout = rules.layout
     rate = config.learning_rate
     extra: dict[str, Any] = {} if trainable else {"optimizer_class": _NoOptimizer}
-    return MaskableActorCriticPolicy(planes_space(layout.rows, layout.cols), spaces.Discrete(layout.cells), lambda _: rate,
-                                     **extra)
+    return MaskableActorCriticPolicy(planes_space(layout.rows, layout.cols), spaces.Discrete(layout.cells), lambda _: rate, **extra)
 
 
 @contextmanager
@@ -72,8 +71,9 @@ def _locked(stem: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def trained_once(stem: Path, rules: Rules, config: PpoConfig, train: Callable[[], tuple[MaskableActorCriticPolicy, TrainStats]],
-                 ) -> tuple[Trained, TrainStats | None]:
+def trained_once(
+    stem: Path, rules: Rules, config: PpoConfig, train: Callable[[], tuple[MaskableActorCriticPolicy, TrainStats]]
+) -> tuple[Trained, TrainStats | None]:
     """The shared training at ``stem``: loaded if there, else ``train()`` now (under the lock) and stored.
 
     Returns the policy with its recorded games, and the stats when this call trained.
@@ -109,5 +109,7 @@ def replay(arena: AdaptationArena, record: list[tuple[list[int], int]]) -> None:
     for number, (moves, reward) in enumerate(record, 1):
         scored = submit_moves(arena, moves).rewards[0]
         if scored != reward:
-            raise ValueError(f"the shared PPO-2K's training game {number} scores {scored} in this arena, {reward} when it "
-                             "was trained: not this environment's training; refusing its weights")
+            raise ValueError(
+                f"the shared PPO-2K's training game {number} scores {scored} in this arena, {reward} when it "
+                "was trained: not this environment's training; refusing its weights"
+            )

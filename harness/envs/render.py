@@ -38,7 +38,7 @@ def board_image(black: np.ndarray, white: np.ndarray, obstacles: np.ndarray, cel
     disc = (yy - centre) ** 2 + (xx - centre) ** 2 <= (0.4 * cell) ** 2
     for r in range(rows):
         for c in range(cols):
-            tile = image[r * cell:(r + 1) * cell, c * cell:(c + 1) * cell]
+            tile = image[r * cell : (r + 1) * cell, c * cell : (c + 1) * cell]
             if obstacles[r, c]:
                 tile[:] = _OBSTACLE
             elif black[r, c]:

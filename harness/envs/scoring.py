@@ -137,8 +137,8 @@ class ArenaScorer:
     def check_open(self) -> None:
         if self._arena.remaining <= 0:
             raise BudgetExhausted(
-                f"budget of {self._arena.budget} games used up: {self._arena.games_played} games played; "
-                "no further game is allowed")
+                f"budget of {self._arena.budget} games used up: {self._arena.games_played} games played; no further game is allowed"
+            )
 
     def score(self, moves: Sequence[int], black: int, white: int) -> tuple[int, int]:
         record = submit_moves(self._arena, moves)
@@ -230,16 +230,23 @@ class Source:
         return self.scorer.budgeted
 
 
-def custom_environment(layout: Layout | str | Path, k: float | str | Fraction, turn_limit: int | None = None,
-                       turn_counting: str = "per_player") -> Environment:
+def custom_environment(
+    layout: Layout | str | Path, k: float | str | Fraction, turn_limit: int | None = None, turn_counting: str = "per_player"
+) -> Environment:
     """An environment outside the 56: a layout (or a layout file) with threshold ``k`` and an optional turn limit."""
     board = layout if isinstance(layout, Layout) else load_layout(layout)
-    return Environment(CUSTOM_ENV_ID, board, Condition(Fraction(str(k)) if not isinstance(k, Fraction) else k,
-                                                        turn_limit, turn_counting, "custom"))
+    return Environment(
+        CUSTOM_ENV_ID, board, Condition(Fraction(str(k)) if not isinstance(k, Fraction) else k, turn_limit, turn_counting, "custom")
+    )
 
 
-def open_source(target: int | Environment | Source | None = None, *, arena: AdaptationArena | None = None,
-                budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False) -> Source:
+def open_source(
+    target: int | Environment | Source | None = None,
+    *,
+    arena: AdaptationArena | None = None,
+    budget: int | None = DEFAULT_BUDGET,
+    reveal_k: bool = False,
+) -> Source:
     """The source of an environment.
 
     ``arena``: count games through that arena (its rules; ``target`` must be left out).

@@ -228,8 +228,7 @@ class SelfPlayVecEnv(VecEnv):
     def _after_game(self) -> None:
         """Every ``snapshot_games`` games: the learner's current weights join the pool (if finite)."""
         policy = self.learner_policy
-        if policy is not None and self.snapshots is not None and len(self.games) % self._snapshot_games == 0 \
-                and weights_finite(policy):
+        if policy is not None and self.snapshots is not None and len(self.games) % self._snapshot_games == 0 and weights_finite(policy):
             self.snapshots.add(policy)
             self.snapshots_taken += 1
 

@@ -103,8 +103,9 @@ class SingleGame:
     def illegal_reason(self, action: object) -> str:
         layout = self.rules.layout
         legal = ", ".join(format_move(int(m), layout) for m in np.flatnonzero(self._arrays.masks[0])) or "none"
-        shown = format_move(int(action), layout) if isinstance(action, int | np.integer) and 0 <= int(action) < layout.cells \
-            else repr(action)
+        shown = (
+            format_move(int(action), layout) if isinstance(action, int | np.integer) and 0 <= int(action) < layout.cells else repr(action)
+        )
         return f"illegal action {shown} ({action!r}) for {COLOUR_NAMES[self.to_move]}: legal placements are {legal}"
 
     def moves(self) -> list[int]:
@@ -129,8 +130,14 @@ class GameFace:
 
     render_mode: str | None
 
-    def _open(self, env: int | Environment | Source | None, arena: AdaptationArena | None, budget: int | None,
-              reveal_k: bool, render_mode: str | None) -> Source:
+    def _open(
+        self,
+        env: int | Environment | Source | None,
+        arena: AdaptationArena | None,
+        budget: int | None,
+        reveal_k: bool,
+        render_mode: str | None,
+    ) -> Source:
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode={render_mode!r}: choose one of {', '.join(RENDER_MODES)} or None")
         source = open_source(env, arena=arena, budget=budget, reveal_k=reveal_k)

@@ -123,6 +123,4 @@ def vector(env_id: int, seconds: float, clock: Clock = time.perf_counter, num_en
     return Speed(env_id, "vector env", steps, games, f"{num_envs} games, {worker_threads()} threads, actions drawn in the kernel")
 
 
-FACES: dict[str, Callable[..., Speed]] = {
-    "engine": bare_engine, "aec": aec, "gym": gymnasium, "vector": vector,
-}
+FACES: dict[str, Callable[..., Speed]] = {"engine": bare_engine, "aec": aec, "gym": gymnasium, "vector": vector}

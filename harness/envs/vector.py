@@ -41,8 +41,15 @@ class OthelloVector(VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, env: int | Environment | Source | None = None, num_envs: int = 1024, *, arena: AdaptationArena | None = None,
-                 budget: int | None = DEFAULT_BUDGET, reveal_k: bool = False) -> None:
+    def __init__(
+        self,
+        env: int | Environment | Source | None = None,
+        num_envs: int = 1024,
+        *,
+        arena: AdaptationArena | None = None,
+        budget: int | None = DEFAULT_BUDGET,
+        reveal_k: bool = False,
+    ) -> None:
         source = open_source(env, arena=arena, budget=budget, reveal_k=reveal_k)
         self._scorer = source.scorer
         self.budgeted = source.budgeted
@@ -81,8 +88,10 @@ class OthelloVector(VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
         result = games.step(np.asarray(actions))
         illegal = np.flatnonzero(result.status == batch.ILLEGAL)
         if illegal.size:
-            raise ValueError(f"game {int(illegal[0])}: action {int(np.asarray(actions)[illegal[0]])} is not a legal placement "
-                             f"({illegal.size} illegal actions in this step; those games did not move): use info['action_mask']")
+            raise ValueError(
+                f"game {int(illegal[0])}: action {int(np.asarray(actions)[illegal[0]])} is not a legal placement "
+                f"({illegal.size} illegal actions in this step; those games did not move): use info['action_mask']"
+            )
         finished = result.finished
         self._rewards[:] = 0.0
         if finished.size:
@@ -91,8 +100,13 @@ class OthelloVector(VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
             actor_is_black = result.actor[finished] == 0
             self._rewards[finished] = np.where(actor_is_black, black_reward, -black_reward)
         terminated = result.status == batch.FINISHED
-        info = {"action_mask": games.masks, "to_move": games.colour, "actor": result.actor,
-                "final_black": result.black, "final_white": result.white}
+        info = {
+            "action_mask": games.masks,
+            "to_move": games.colour,
+            "actor": result.actor,
+            "final_black": result.black,
+            "final_white": result.white,
+        }
         return games.planes, self._rewards, terminated, self._truncated, info
 
     def action_masks(self) -> np.ndarray:

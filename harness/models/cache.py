@@ -56,7 +56,7 @@ def split_link(line: bytes) -> tuple[str | None, bytes]:
     """(``prev_hash``, the record's JSON without it) of one line; ``(None, line)`` when it has none or is not JSON."""
     match = _LINK.match(line)
     if match:
-        return match.group(1).decode("ascii"), b"{" + line[match.end() - (match.group(2) == b"}"):]
+        return match.group(1).decode("ascii"), b"{" + line[match.end() - (match.group(2) == b"}") :]
     if b'"prev_hash"' not in line:
         return None, line
     try:
@@ -111,8 +111,10 @@ class ResponseCache:
         """Store one line after checking its link; returns its hash (the next line's ``prev_hash``)."""
         prev, body = split_link(raw)
         if prev is not None and prev != expected:
-            raise CacheFileError(f"{path}:{number}: the hash chain breaks here: prev_hash {prev[:12]}... is not the hash of "
-                                 f"the line before ({expected[:12]}...): a line up to here was edited, inserted or deleted")
+            raise CacheFileError(
+                f"{path}:{number}: the hash chain breaks here: prev_hash {prev[:12]}... is not the hash of "
+                f"the line before ({expected[:12]}...): a line up to here was edited, inserted or deleted"
+            )
         try:
             self._store(json.loads(body), ModelResponse)
         except (ValueError, KeyError, TypeError) as exc:

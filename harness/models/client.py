@@ -48,11 +48,7 @@ from harness.models.errors import (
     classify_error,
     fatal_cause,
 )
-from harness.models.messages import (
-    ModelRequest,
-    ModelResponse,
-    UsageTotals,
-)
+from harness.models.messages import ModelRequest, ModelResponse, UsageTotals
 from harness.models.mock import make_offline_model
 from harness.models.openai_direct import complete_direct, direct_path, response_from_litellm
 from harness.models.options import ModelOptions
@@ -64,10 +60,16 @@ THROTTLED_KINDS = frozenset({"rate_limit", "timeout"})  # failures that lower th
 _NOT_RETRIED = (BudgetCapReached, EndpointDown)  # raised inside an attempt's slot: never retried, never wrapped
 # Providers that need an API key; litellm.validate_environment names the variable.
 KEYED_PROVIDERS: dict[str, str] = {
-    "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY", "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY",
-    "cohere": "COHERE_API_KEY", "deepseek": "DEEPSEEK_API_KEY", "xai": "XAI_API_KEY",
-    "together_ai": "TOGETHERAI_API_KEY", "openrouter": "OPENROUTER_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "cohere": "COHERE_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "xai": "XAI_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
     "fireworks_ai": "FIREWORKS_AI_API_KEY",
 }
 
@@ -81,8 +83,7 @@ def import_litellm() -> Any:
     return litellm
 
 
-def check_api_key(model: str, *, api_key: str | None = None,
-                  api_base: str | None = None) -> None:
+def check_api_key(model: str, *, api_key: str | None = None, api_base: str | None = None) -> None:
     """Raise :class:`ModelConfigError` if ``model`` cannot be called as configured (run it before any game): an
     unknown provider, or a keyed provider whose API key is neither passed nor in the environment (never shown)."""
     if model.startswith(MOCK_PREFIX):
@@ -96,15 +97,16 @@ def check_api_key(model: str, *, api_key: str | None = None,
         _, provider, _, _ = litellm.get_llm_provider(model=model, api_base=api_base)
     except Exception as exc:  # litellm raises its BadRequestError on an unknown provider
         raise ModelConfigError(
-            f"unknown model {model!r}: give it as provider/model, e.g. openai/gpt-4o-mini "
-            f"(or mock/<name> for the offline mock models)") from exc
+            f"unknown model {model!r}: give it as provider/model, e.g. openai/gpt-4o-mini (or mock/<name> for the offline mock models)"
+        ) from exc
     if api_key or provider not in KEYED_PROVIDERS:
         return
     missing = _missing_keys(litellm, model, provider)
     if missing:
         raise ModelConfigError(
             f"model {model!r} needs {', '.join(missing)} set in the environment "
-            f"(export it before running; it is never written to the run's files)")
+            f"(export it before running; it is never written to the run's files)"
+        )
 
 
 def _missing_keys(litellm: Any, model: str, provider: str) -> list[str]:
@@ -209,15 +211,28 @@ class ModelClient:
             if isinstance(cached, CachedFailure):
                 self.usage.cache_hits += 1
                 self.consecutive_failures += 1
-                raise ModelCallError(f"{cached.message} (replayed from the response cache)", kind=cached.kind,
-                                     status_code=cached.status_code, errors=cached.errors, retries=cached.retries)
+                raise ModelCallError(
+                    f"{cached.message} (replayed from the response cache)",
+                    kind=cached.kind,
+                    status_code=cached.status_code,
+                    errors=cached.errors,
+                    retries=cached.retries,
+                )
             if cached is not None:
                 self.usage.cache_hits += 1
                 self.consecutive_failures = 0
-                return cached.model_copy(update={
-                    "cache_hit": True, "cache_key": key, "retries": 0, "waits_s": [],
-                    "errors": [], "cost_usd": 0.0, "cost_note": "cache hit",
-                    "latency_s": time.perf_counter() - started})
+                return cached.model_copy(
+                    update={
+                        "cache_hit": True,
+                        "cache_key": key,
+                        "retries": 0,
+                        "waits_s": [],
+                        "errors": [],
+                        "cost_usd": 0.0,
+                        "cost_note": "cache hit",
+                        "latency_s": time.perf_counter() - started,
+                    }
+                )
         try:
             response = await self._call_with_retries(request, key, started)
         except ModelCallError as failure:
@@ -241,34 +256,36 @@ class ModelClient:
         cause = fatal_cause(failure.kind, failure.status_code, last.split(": ", 1)[-1])
         limit = self.max_consecutive_failures
         if cause is None and limit is not None and self.consecutive_failures >= limit:
-            cause = (f"{self.consecutive_failures} calls in a row failed for good (limit {limit}); "
-                     f"the last, after {failure.retries + 1} attempt(s): {last}")
+            cause = (
+                f"{self.consecutive_failures} calls in a row failed for good (limit {limit}); "
+                f"the last, after {failure.retries + 1} attempt(s): {last}"
+            )
         if cause is not None:
             self.down = EndpointDown(self.endpoint, cause, kind=failure.kind, status_code=failure.status_code)
             self._raise_if_down()
         if self.cache is not None:
-            self.cache.put(key, CachedFailure(message=str(failure), kind=failure.kind, status_code=failure.status_code,
-                                              errors=failure.errors, retries=failure.retries))
+            self.cache.put(
+                key,
+                CachedFailure(
+                    message=str(failure), kind=failure.kind, status_code=failure.status_code, errors=failure.errors, retries=failure.retries
+                ),
+            )
 
     def _check_caps(self) -> None:
         if self.max_cost_usd is not None and self.usage.cost_usd >= self.max_cost_usd:
-            raise BudgetCapReached(
-                f"cost cap reached: ${self.usage.cost_usd:.4f} spent of ${self.max_cost_usd:.4f}")
+            raise BudgetCapReached(f"cost cap reached: ${self.usage.cost_usd:.4f} spent of ${self.max_cost_usd:.4f}")
         if self.max_tokens_total is not None and self.usage.total_tokens >= self.max_tokens_total:
-            raise BudgetCapReached(
-                f"token cap reached: {self.usage.total_tokens} used of {self.max_tokens_total}")
+            raise BudgetCapReached(f"token cap reached: {self.usage.total_tokens} used of {self.max_tokens_total}")
 
     def _wait(self, retry_state: Any) -> float:
         """Retry-After when the server sent one (capped), else backoff with full jitter."""
         info = classify_error(retry_state.outcome.exception())
         if info.retry_after is not None:
             return min(info.retry_after, self.max_retry_after_s)
-        ceiling = min(self.backoff_max_s,
-                      self.backoff_base_s * 2 ** (retry_state.attempt_number - 1))
+        ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** (retry_state.attempt_number - 1))
         return self._rng.uniform(0.0, ceiling)
 
-    async def _call_with_retries(self, request: ModelRequest, key: str,
-                                 started: float) -> ModelResponse:
+    async def _call_with_retries(self, request: ModelRequest, key: str, started: float) -> ModelResponse:
         errors: list[str] = []
         waits: list[float] = []
 
@@ -298,16 +315,26 @@ class ModelClient:
         except Exception as exc:
             text = str(exc)
             if SHARED_CAP_REFUSAL in text:  # a sweep's shared limiter refused it: a cap, not a failure
-                raise BudgetCapReached(text[text.index(SHARED_CAP_REFUSAL):]) from None
+                raise BudgetCapReached(text[text.index(SHARED_CAP_REFUSAL) :]) from None
             info = classify_error(exc)
             self.usage.failed_calls += 1
             raise ModelCallError(
                 f"{self.model}: call failed after {len(errors)} attempt(s): {info.describe()}",
-                kind=info.kind, status_code=info.status_code, errors=errors,
-                retries=len(waits)) from exc
-        response = result.model_copy(update={
-            "cache_key": key, "retries": len(waits), "waits_s": waits, "errors": errors,
-            "latency_s": time.perf_counter() - started, "concurrency": self._lowered_limit()})
+                kind=info.kind,
+                status_code=info.status_code,
+                errors=errors,
+                retries=len(waits),
+            ) from exc
+        response = result.model_copy(
+            update={
+                "cache_key": key,
+                "retries": len(waits),
+                "waits_s": waits,
+                "errors": errors,
+                "latency_s": time.perf_counter() - started,
+                "concurrency": self._lowered_limit(),
+            }
+        )
         self.usage.calls += 1
         self.usage.prompt_tokens += response.prompt_tokens
         self.usage.completion_tokens += response.completion_tokens
@@ -347,13 +374,19 @@ class ModelClient:
         if self._mock is not None:
             reply = await self._mock.acomplete(request.messages, request.params)
             return ModelResponse(
-                model=request.model, text=reply.text, finish_reason=reply.finish_reason,
-                prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                cost_usd=0.0, cost_note="mock model")
+                model=request.model,
+                text=reply.text,
+                finish_reason=reply.finish_reason,
+                prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens,
+                cost_usd=0.0,
+                cost_note="mock model",
+            )
         litellm = import_litellm()
         if direct_path(request.model, self.api_base, request.params, litellm.model_cost):
-            return await complete_direct(request.model, self.api_base or "", request.messages, request.params,
-                                         self._api_key, self.timeout_s)
+            return await complete_direct(
+                request.model, self.api_base or "", request.messages, request.params, self._api_key, self.timeout_s
+            )
         kwargs: dict[str, Any] = dict(request.params)
         kwargs.setdefault("timeout", self.timeout_s)
         kwargs["max_retries"] = 0  # the retries are ours, not the SDK's
@@ -364,4 +397,3 @@ class ModelClient:
         messages = with_cache_hints(request.model, request.messages)  # sent, never part of the cache key
         raw = await litellm.acompletion(model=request.model, messages=messages, **kwargs)
         return response_from_litellm(litellm, request.model, raw)
-

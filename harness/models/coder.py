@@ -29,8 +29,7 @@ from fractions import Fraction
 from agents.interval_belief import HALF, InconsistentRecord, KInterval, constraints
 from harness.models.messages import Messages, message_text
 
-_EVIDENCE = re.compile(
-    r"final discs black (\d+), white (\d+): (?:expected )?returns \[\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*\]")
+_EVIDENCE = re.compile(r"final discs black (\d+), white (\d+): (?:expected )?returns \[\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*\]")
 REFINE_MARK = "Failing tests:"
 MAJORITY_ABOVE, MINORITY_BELOW = Fraction("1.01"), Fraction("-0.01")
 
@@ -199,5 +198,3 @@ def coded_program(messages: Messages, rng: random.Random) -> str:
     program = program_for(text)
     note = "Here is the corrected program." if REFINE_MARK in text else "Here is the program."
     return f"{note}\n\n```python\n{program}```\n"
-
-

@@ -27,9 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-RETRYABLE_KINDS = frozenset(
-    {"rate_limit", "timeout", "connection", "server_error", "malformed_response"}
-)
+RETRYABLE_KINDS = frozenset({"rate_limit", "timeout", "connection", "server_error", "malformed_response"})
 FATAL_KINDS = frozenset({"connection_refused", "dns", "auth", "not_found", "unknown_provider", "unsupported_params"})
 _FATAL_CAUSES = {
     "connection_refused": "connection refused (nothing is listening at that address and port)",
@@ -37,8 +35,10 @@ _FATAL_CAUSES = {
     "auth": "authentication failed: check the API key in the provider's environment variable and its permissions",
     "not_found": "not found: check the model name and the API base (an OpenAI-compatible server's ends in /v1)",
     "unknown_provider": "unknown provider: give the model as provider/model, e.g. openai/gpt-4o-mini",
-    "unsupported_params": ("the model does not take one of the request's parameters (e.g. reasoning models take only "
-                           "--temperature 1; --model-arg drop_params=true lets litellm drop what a model does not take)"),
+    "unsupported_params": (
+        "the model does not take one of the request's parameters (e.g. reasoning models take only "
+        "--temperature 1; --model-arg drop_params=true lets litellm drop what a model does not take)"
+    ),
 }
 
 
@@ -60,13 +60,14 @@ class EndpointDown(RuntimeError):
     run; the game in progress is not recorded, and a resumed run plays it again.
     """
 
-    def __init__(self, endpoint: str, cause: str, *, kind: str, status_code: int | None = None,
-                 run_dir: str | None = None) -> None:
+    def __init__(self, endpoint: str, cause: str, *, kind: str, status_code: int | None = None, run_dir: str | None = None) -> None:
         self.endpoint, self.cause, self.kind, self.status_code, self.run_dir = endpoint, cause, kind, status_code, run_dir
         message = f"model endpoint {endpoint} failed: {cause}"
         if run_dir is not None:
-            message += (f"; the run stopped before spending more of its budget (the game in progress is not counted); "
-                        f"once the endpoint works, continue it with: arena run --resume {run_dir}")
+            message += (
+                f"; the run stopped before spending more of its budget (the game in progress is not counted); "
+                f"once the endpoint works, continue it with: arena run --resume {run_dir}"
+            )
         super().__init__(message)
 
     def in_run(self, run_dir: str) -> EndpointDown:
@@ -90,14 +91,7 @@ class ProviderError(Exception):
     """A failure raised by a provider that is not litellm (the mock model) or re-raised
     by the client once retries are exhausted or the failure is not retryable."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        kind: str,
-        status_code: int | None = None,
-        retry_after: float | None = None,
-    ) -> None:
+    def __init__(self, message: str, *, kind: str, status_code: int | None = None, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.status_code = status_code
@@ -111,8 +105,7 @@ class ProviderError(Exception):
 class ModelCallError(ProviderError):
     """A model call failed for good: ``kind`` says how, ``errors`` lists every attempt."""
 
-    def __init__(self, message: str, *, kind: str, status_code: int | None,
-                 errors: list[str], retries: int) -> None:
+    def __init__(self, message: str, *, kind: str, status_code: int | None, errors: list[str], retries: int) -> None:
         super().__init__(message, kind=kind, status_code=status_code)
         self.errors = errors
         self.retries = retries
@@ -173,8 +166,14 @@ def classify_error(exc: BaseException) -> ErrorInfo:
 
 
 _REFUSED_TEXT = ("connection refused", "connect call failed", "actively refused")
-_DNS_TEXT = ("name or service not known", "nodename nor servname", "temporary failure in name resolution",
-             "getaddrinfo failed", "no address associated with hostname", "name resolution")
+_DNS_TEXT = (
+    "name or service not known",
+    "nodename nor servname",
+    "temporary failure in name resolution",
+    "getaddrinfo failed",
+    "no address associated with hostname",
+    "name resolution",
+)
 
 
 def _network_kind(exc: BaseException, message: str) -> str | None:
@@ -240,9 +239,17 @@ def _kind_from_text(message: str) -> str:
     return "api_error"
 
 
-_MALFORMED_MARKERS = ("expecting value", "jsondecodeerror", "unterminated string",
-                      "expecting property name", "expecting ',' delimiter", "extra data",
-                      "invalid json", "not valid json", "malformed")
+_MALFORMED_MARKERS = (
+    "expecting value",
+    "jsondecodeerror",
+    "unterminated string",
+    "expecting property name",
+    "expecting ',' delimiter",
+    "extra data",
+    "invalid json",
+    "not valid json",
+    "malformed",
+)
 
 
 def _looks_malformed(message: str) -> bool:
@@ -266,9 +273,11 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     value = getattr(exc, "retry_after", None)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return max(0.0, float(value))
-    for headers in (getattr(exc, "headers", None),
-                    getattr(exc, "litellm_response_headers", None),  # where litellm keeps them
-                    getattr(getattr(exc, "response", None), "headers", None)):
+    for headers in (
+        getattr(exc, "headers", None),
+        getattr(exc, "litellm_response_headers", None),  # where litellm keeps them
+        getattr(getattr(exc, "response", None), "headers", None),
+    ):
         parsed = _retry_after_from_headers(headers)
         if parsed is not None:
             return parsed

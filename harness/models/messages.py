@@ -83,9 +83,9 @@ class UsageTotals(BaseModel):
 def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of (model, messages, params), secrets left out."""
     public = {k: v for k, v in params.items() if k not in SECRET_PARAMS}
-    canonical = json.dumps({"model": model, "messages": messages, "params": public},
-                           sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                           default=str)
+    canonical = json.dumps(
+        {"model": model, "messages": messages, "params": public}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

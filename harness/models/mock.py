@@ -50,9 +50,22 @@ from harness.models.replies import (
 from harness.models.script import SCRIPT_PREFIX, ScriptedModel
 
 __all__ = [
-    "FAILURE_KINDS", "MOCK_MODELS", "RAISED_FAILURES", "REFUSAL_TEXT", "REPLY_FAILURES", "MockExhausted", "MockModel",
-    "MockReply", "UnknownMockModel", "estimate_tokens", "first_legal", "fixed_reply", "legal_moves_in", "make_mock",
-    "make_offline_model", "random_legal",
+    "FAILURE_KINDS",
+    "MOCK_MODELS",
+    "RAISED_FAILURES",
+    "REFUSAL_TEXT",
+    "REPLY_FAILURES",
+    "MockExhausted",
+    "MockModel",
+    "MockReply",
+    "UnknownMockModel",
+    "estimate_tokens",
+    "first_legal",
+    "fixed_reply",
+    "legal_moves_in",
+    "make_mock",
+    "make_offline_model",
+    "random_legal",
 ]
 
 FAILURE_KINDS = RAISED_FAILURES + REPLY_FAILURES
@@ -175,8 +188,7 @@ class MockModel:
             text, reason = self._next_text(messages, rng), "stop"
         return MockReply(text, reason, prompt_tokens, estimate_tokens(text))
 
-    async def acomplete(self, messages: Messages,
-                        params: Mapping[str, Any] | None = None) -> MockReply:
+    async def acomplete(self, messages: Messages, params: Mapping[str, Any] | None = None) -> MockReply:
         """:meth:`complete`, after ``latency_s`` of simulated latency."""
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
@@ -185,9 +197,7 @@ class MockModel:
     def _next_text(self, messages: Messages, rng: random.Random) -> str:
         if self._replies is not None:
             if not self._replies:
-                raise MockExhausted(
-                    f"mock model {self.name!r} ran out of scripted replies after "
-                    f"{self.calls - 1} call(s)")
+                raise MockExhausted(f"mock model {self.name!r} ran out of scripted replies after {self.calls - 1} call(s)")
             return self._replies.pop(0)
         assert self._reply_fn is not None
         return self._reply_fn(messages, rng)
@@ -246,8 +256,10 @@ def make_mock(name: str, seed: int = 0, **options: Any) -> MockModel:
         return MockModel(reply_fn=fixed_reply(text), seed=seed, name=f"mock/{FIXED_PREFIX}{text}", **options)
     if short not in MOCK_MODELS:
         valid = ", ".join(f"mock/{n}" for n in sorted(MOCK_MODELS))
-        raise UnknownMockModel(f"unknown mock model {name!r}; valid: {valid}, mock/{FIXED_PREFIX}MOVE (always MOVE), "
-                               f"mock/{SCRIPT_PREFIX}FILE.jsonl (replies from a file)")
+        raise UnknownMockModel(
+            f"unknown mock model {name!r}; valid: {valid}, mock/{FIXED_PREFIX}MOVE (always MOVE), "
+            f"mock/{SCRIPT_PREFIX}FILE.jsonl (replies from a file)"
+        )
     reply_fn, failure_rate = MOCK_MODELS[short]
     options.setdefault("failure_rate", failure_rate)
     return MockModel(reply_fn=reply_fn, seed=seed, name=f"mock/{short}", **options)

@@ -34,10 +34,25 @@ from harness.models.messages import ModelResponse
 from harness.models.prompt_cache import cached_prompt_tokens
 
 PREFIX = "openai/"
-BODY_PARAMS = frozenset({
-    "temperature", "top_p", "max_tokens", "max_completion_tokens", "reasoning_effort", "seed", "stop", "n",
-    "presence_penalty", "frequency_penalty", "response_format", "logit_bias", "user", "logprobs", "top_logprobs",
-})
+BODY_PARAMS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "reasoning_effort",
+        "seed",
+        "stop",
+        "n",
+        "presence_penalty",
+        "frequency_penalty",
+        "response_format",
+        "logit_bias",
+        "user",
+        "logprobs",
+        "top_logprobs",
+    }
+)
 DISABLE_VARIABLE = "ARENA_OPENAI_VIA_LITELLM"  # set to 1: every call goes through litellm
 
 
@@ -45,18 +60,19 @@ def direct_path(model: str, api_base: str | None, params: Mapping[str, Any], pri
     """Whether this request is made over aiohttp rather than litellm (module docstring)."""
     if api_base is None or not model.startswith(PREFIX) or os.environ.get(DISABLE_VARIABLE, "") not in ("", "0"):
         return False
-    name = model[len(PREFIX):]
+    name = model[len(PREFIX) :]
     if model in price_table or name in price_table:
         return False
     return all(key in BODY_PARAMS or key == "timeout" for key in params)
 
 
-async def complete_direct(model: str, api_base: str, messages: list[dict[str, Any]], params: Mapping[str, Any],
-                          api_key: str | None, timeout_s: float) -> ModelResponse:
+async def complete_direct(
+    model: str, api_base: str, messages: list[dict[str, Any]], params: Mapping[str, Any], api_key: str | None, timeout_s: float
+) -> ModelResponse:
     """One chat-completions request to ``api_base``; the reply as a :class:`ModelResponse` (cost 0, unpriced)."""
     import aiohttp
 
-    body = {"model": model[len(PREFIX):], "messages": messages, **{k: v for k, v in params.items() if k != "timeout"}}
+    body = {"model": model[len(PREFIX) :], "messages": messages, **{k: v for k, v in params.items() if k != "timeout"}}
     key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
     headers = {"Content-Type": "application/json"}
     if key:
@@ -72,8 +88,12 @@ async def complete_direct(model: str, api_base: str, messages: list[dict[str, An
         kind = _network_kind(exc, message) or "connection"
         raise ProviderError(message, kind=kind) from exc
     if status != 200:
-        raise ProviderError(f"HTTP {status}: {_error_message(raw)}", kind=_kind_from_status(status), status_code=status,
-                            retry_after=_retry_after_from_headers(reply_headers))
+        raise ProviderError(
+            f"HTTP {status}: {_error_message(raw)}",
+            kind=_kind_from_status(status),
+            status_code=status,
+            retry_after=_retry_after_from_headers(reply_headers),
+        )
     return _response(model, raw)
 
 
@@ -92,15 +112,19 @@ def _response(model: str, raw: bytes) -> ModelResponse:
         text = choice["message"].get("content")
         finish_reason = choice.get("finish_reason")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise ProviderError(f"malformed completion body ({type(exc).__name__}: {exc}): {raw[:200]!r}",
-                            kind="malformed_response") from exc
+        raise ProviderError(f"malformed completion body ({type(exc).__name__}: {exc}): {raw[:200]!r}", kind="malformed_response") from exc
     usage = payload.get("usage") or {}
     details = usage.get("prompt_tokens_details") or {}
-    return ModelResponse(model=model, text=text or "", finish_reason=finish_reason,
-                         prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                         completion_tokens=int(usage.get("completion_tokens") or 0),
-                         cached_tokens=cached_prompt_tokens(_Usage(details, usage.get("cache_read_input_tokens"))),
-                         cost_usd=0.0, cost_note=f"cost unknown for {model}: not in litellm's price table")
+    return ModelResponse(
+        model=model,
+        text=text or "",
+        finish_reason=finish_reason,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        cached_tokens=cached_prompt_tokens(_Usage(details, usage.get("cache_read_input_tokens"))),
+        cost_usd=0.0,
+        cost_note=f"cost unknown for {model}: not in litellm's price table",
+    )
 
 
 class _Usage:
@@ -118,8 +142,7 @@ def response_from_litellm(litellm: Any, model: str, raw: Any) -> ModelResponse:
         text = choice.message.content
         finish_reason = choice.finish_reason
     except (AttributeError, IndexError, TypeError) as exc:
-        raise ProviderError(f"response without a choice: {exc}",
-                            kind="malformed_response") from exc
+        raise ProviderError(f"response without a choice: {exc}", kind="malformed_response") from exc
     usage = getattr(raw, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -129,7 +152,13 @@ def response_from_litellm(litellm: Any, model: str, raw: Any) -> ModelResponse:
         cost = float(litellm.completion_cost(completion_response=raw) or 0.0)
     except Exception as exc:  # noqa: BLE001 - litellm raises many kinds for unpriced models
         note = f"cost unknown for {model}: {type(exc).__name__}"
-    return ModelResponse(model=model, text=text or "", finish_reason=finish_reason,
-                         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cached_tokens=cached,
-                         cost_usd=cost, cost_note=note)
-
+    return ModelResponse(
+        model=model,
+        text=text or "",
+        finish_reason=finish_reason,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cached_tokens=cached,
+        cost_usd=cost,
+        cost_note=note,
+    )

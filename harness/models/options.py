@@ -36,9 +36,15 @@ _TOKEN_COUNT = re.compile(r"tokens|token_(?:count|limit|budget)|num_token", re.I
 _SECRET_VALUE = re.compile(r"(?<![A-Za-z0-9])(?:sk|key)-[A-Za-z0-9_-]{16,}")
 # Pass-through names that have their own option, or that the harness sets itself.
 _OWN_OPTION = {
-    "temperature": "--temperature", "top_p": "--top-p", "max_tokens": "--max-reply-tokens",
-    "max_completion_tokens": "--max-reply-tokens", "reasoning_effort": "--reasoning-effort",
-    "timeout": "--timeout", "request_timeout": "--timeout", "api_base": "--api-base", "base_url": "--api-base",
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "max_tokens": "--max-reply-tokens",
+    "max_completion_tokens": "--max-reply-tokens",
+    "reasoning_effort": "--reasoning-effort",
+    "timeout": "--timeout",
+    "request_timeout": "--timeout",
+    "api_base": "--api-base",
+    "base_url": "--api-base",
 }
 _HARNESS_SETS = frozenset({"model", "messages", "stream", "max_retries", "num_retries"})
 
@@ -66,8 +72,10 @@ class ModelOptions(BaseModel):
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"{api_base!r} is not a URL: give http(s)://host:port/path, e.g. http://localhost:8000/v1")
         if parts.username or parts.password or any(_SECRET_NAME.search(name) for name, _ in parse_qsl(parts.query)):
-            raise ValueError("the API base must not carry credentials (user:password@ or a key in the query): "
-                             "it is recorded in the run; put the key in the provider's environment variable")
+            raise ValueError(
+                "the API base must not carry credentials (user:password@ or a key in the query): "
+                "it is recorded in the run; put the key in the provider's environment variable"
+            )
         return api_base
 
     @field_validator("model_args")
@@ -83,14 +91,19 @@ class ModelOptions(BaseModel):
             raise ValueError(
                 f"model argument {secret[0]} looks like a credential (a key, token, password or header); "
                 "the run's options are recorded in its manifest, so keys are read only from the provider's "
-                "environment variable (e.g. export OPENAI_API_KEY=...)")
+                "environment variable (e.g. export OPENAI_API_KEY=...)"
+            )
         return args
 
     def request_params(self, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
         """The parameters of one request: ``defaults`` (an agent's own) with every option that is set laid over them."""
         params = dict(defaults or {})
-        for field, name in (("temperature", "temperature"), ("top_p", "top_p"), ("max_reply_tokens", "max_tokens"),
-                            ("reasoning_effort", "reasoning_effort")):
+        for field, name in (
+            ("temperature", "temperature"),
+            ("top_p", "top_p"),
+            ("max_reply_tokens", "max_tokens"),
+            ("reasoning_effort", "reasoning_effort"),
+        ):
             value = getattr(self, field)
             if value is not None:
                 params[name] = value

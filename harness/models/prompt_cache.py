@@ -33,8 +33,6 @@ def with_cache_hints(model: str, messages: list[dict[str, Any]]) -> list[dict[st
     marked = []
     for message in messages:
         if message.get("role") == "system" and isinstance(message.get("content"), str):
-            message = {**message, "content": [{"type": "text", "text": message["content"],
-                                               "cache_control": {"type": "ephemeral"}}]}
+            message = {**message, "content": [{"type": "text", "text": message["content"], "cache_control": {"type": "ephemeral"}}]}
         marked.append(message)
     return marked
-

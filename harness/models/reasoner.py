@@ -24,18 +24,10 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from agents.interval_belief import (
-    HALF,
-    InconsistentRecord,
-    KInterval,
-    constraints,
-    probe_target,
-    share_constraint,
-)
+from agents.interval_belief import HALF, InconsistentRecord, KInterval, constraints, probe_target, share_constraint
 from harness.models.messages import Messages, last_user_text
 
-_ROW = re.compile(r"^\s*(\d+)\s*\|\s*(black|white)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*[\d.]+\s*\|\s*([+-]?\d)\s*$",
-                  re.MULTILINE)
+_ROW = re.compile(r"^\s*(\d+)\s*\|\s*(black|white)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*[\d.]+\s*\|\s*([+-]?\d)\s*$", re.MULTILINE)
 _PLAYED = re.compile(r"Games finished:\s*(\d+)\s+of at most\s+(\d+)")
 _BIN = re.compile(r"^\s*(\d\.\d+)-(\d\.\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*$", re.MULTILINE)
 DEFAULT_TOTAL = 64
@@ -119,8 +111,12 @@ def reasoned_strategy(messages: Messages, rng: random.Random) -> str:
     belief = interval.belief().model_dump(exclude={"schema_version"})
     belief["confidence"] = 0.9 if interval.regime != "unknown" else 0.1
     weights = MAJORITY_WEIGHTS if target >= 0.5 else MINORITY_WEIGHTS
-    return json.dumps({
-        "schema_version": 1, "belief": belief, "target_ratio": round(target, 4),
-        "weights": weights,
-        "rationale": f"{len(games)} games in memory give K in {interval.describe()}; {why}",
-    })
+    return json.dumps(
+        {
+            "schema_version": 1,
+            "belief": belief,
+            "target_ratio": round(target, 4),
+            "weights": weights,
+            "rationale": f"{len(games)} games in memory give K in {interval.describe()}; {why}",
+        }
+    )

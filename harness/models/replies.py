@@ -23,9 +23,19 @@ RAISED_FAILURES = ("rate_limit", "server_error", "timeout", "malformed_response"
 REPLY_FAILURES = ("empty", "garbage", "truncated", "refusal")
 # Every kind the client's taxonomy knows (harness.models.errors), each raised with the status a provider would send.
 TAXONOMY_STATUS: dict[str, int | None] = {
-    "rate_limit": 429, "timeout": None, "connection": None, "server_error": 500, "malformed_response": None,
-    "bad_request": 400, "auth": 401, "not_found": 404, "api_error": None, "connection_refused": None, "dns": None,
-    "unknown_provider": None, "unsupported_params": 400,
+    "rate_limit": 429,
+    "timeout": None,
+    "connection": None,
+    "server_error": 500,
+    "malformed_response": None,
+    "bad_request": 400,
+    "auth": 401,
+    "not_found": 404,
+    "api_error": None,
+    "connection_refused": None,
+    "dns": None,
+    "unknown_provider": None,
+    "unsupported_params": 400,
 }
 TAXONOMY_KINDS = tuple(TAXONOMY_STATUS)
 INJECTABLE_KINDS = TAXONOMY_KINDS + REPLY_FAILURES
@@ -33,7 +43,9 @@ REFUSAL_TEXT = "I'm sorry, but I can't help with that request."
 GARBAGE_TEXT = "Hmm, let me think about the board... ~~##"
 _TRUNCATED_FULL = "After weighing the corners and the disc counts, my move is"
 _MESSAGES = {
-    "rate_limit": "rate limited", "server_error": "internal server error", "timeout": "request timed out",
+    "rate_limit": "rate limited",
+    "server_error": "internal server error",
+    "timeout": "request timed out",
     "malformed_response": "response body is not valid JSON",
 }
 assert set(RETRYABLE_KINDS) | set(FATAL_KINDS) <= set(TAXONOMY_KINDS), "a taxonomy kind the offline models cannot inject"
@@ -73,5 +85,6 @@ def raised_failure(kind: str, retry_after: float, call_index: int) -> ProviderEr
     """The provider error of an injected failure of taxonomy ``kind`` at call ``call_index``."""
     where = f"(mock failure injected at call {call_index})"
     message = _MESSAGES.get(kind, f"injected {kind.replace('_', ' ')}")
-    return ProviderError(f"{message} {where}", kind=kind, status_code=TAXONOMY_STATUS[kind],
-                         retry_after=retry_after if kind == "rate_limit" else None)
+    return ProviderError(
+        f"{message} {where}", kind=kind, status_code=TAXONOMY_STATUS[kind], retry_after=retry_after if kind == "rate_limit" else None
+    )

@@ -112,8 +112,10 @@ def parse_script_line(value: Any, where: str) -> ScriptLine:
     if isinstance(value, str):
         return ScriptLine(reply=value)
     if not isinstance(value, dict) or set(value) - _LINE_KEYS:
-        raise ScriptError(f'{where}: a script line is a JSON string ("d3") or an object with "reply" or "failure" '
-                          f"(and optionally {', '.join(sorted(_LINE_KEYS - {'reply', 'failure'}))}), not {value!r:.80}")
+        raise ScriptError(
+            f'{where}: a script line is a JSON string ("d3") or an object with "reply" or "failure" '
+            f"(and optionally {', '.join(sorted(_LINE_KEYS - {'reply', 'failure'}))}), not {value!r:.80}"
+        )
     try:
         return ScriptLine(**value)
     except (TypeError, ValueError) as error:
@@ -126,8 +128,10 @@ def load_script(path: str | os.PathLike[str]) -> list[ScriptLine]:
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as error:
-        raise ScriptError(f"cannot read the script {source}: {error.strerror or error}; give --model "
-                          f"mock/script:FILE with FILE a JSONL file of replies, one a line") from None
+        raise ScriptError(
+            f"cannot read the script {source}: {error.strerror or error}; give --model "
+            f"mock/script:FILE with FILE a JSONL file of replies, one a line"
+        ) from None
     lines: list[ScriptLine] = []
     for number, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
@@ -135,8 +139,10 @@ def load_script(path: str | os.PathLike[str]) -> list[ScriptLine]:
         try:
             value = json.loads(raw)
         except ValueError:
-            raise ScriptError(f'{source}:{number}: not JSON; a script line is a JSON string ("d3") or an object '
-                              '({"reply": "d3"} or {"failure": "rate_limit"})') from None
+            raise ScriptError(
+                f'{source}:{number}: not JSON; a script line is a JSON string ("d3") or an object '
+                '({"reply": "d3"} or {"failure": "rate_limit"})'
+            ) from None
         lines.append(parse_script_line(value, f"{source}:{number}"))
     return lines
 
@@ -151,8 +157,16 @@ def write_script(lines: Sequence[ScriptLine], path: str | os.PathLike[str]) -> P
 class ScriptedModel:
     """A model that answers from a script; see the module docstring. Offline, deterministic, thread-unsafe by design."""
 
-    def __init__(self, replies: ReplySource, *, failures: Mapping[int, str] | None = None, retry_after: float = 0.0,
-                 latency_s: float = 0.0, seed: int = 0, name: str = SCRIPT_MODEL) -> None:
+    def __init__(
+        self,
+        replies: ReplySource,
+        *,
+        failures: Mapping[int, str] | None = None,
+        retry_after: float = 0.0,
+        latency_s: float = 0.0,
+        seed: int = 0,
+        name: str = SCRIPT_MODEL,
+    ) -> None:
         self.name = name
         self._reply_fn: ReplyCallable | None = None
         self._lines: list[ScriptLine] = []
@@ -228,13 +242,17 @@ class ScriptedModel:
             digest = prompt_digest(request.messages)
             index = next((i for i, line in enumerate(self._lines) if not self._used[i] and line.prompt_sha256 == digest), None)
             if index is None:
-                raise MockExhausted(f"{self.name}: no scripted reply left for request {request.index + 1} (its messages, "
-                                    f"sha256 {digest[:12]}..., are not among the unused lines); {self.used} of "
-                                    f"{len(self._lines)} replies used")
+                raise MockExhausted(
+                    f"{self.name}: no scripted reply left for request {request.index + 1} (its messages, "
+                    f"sha256 {digest[:12]}..., are not among the unused lines); {self.used} of "
+                    f"{len(self._lines)} replies used"
+                )
         else:
             if self._next >= len(self._lines):
-                raise MockExhausted(f"{self.name} ran out of scripted replies: all {len(self._lines)} used by "
-                                    f"{request.index} call(s); call {request.index + 1} asked for one more")
+                raise MockExhausted(
+                    f"{self.name} ran out of scripted replies: all {len(self._lines)} used by "
+                    f"{request.index} call(s); call {request.index + 1} asked for one more"
+                )
             index, self._next = self._next, self._next + 1
         self._used[index] = True
         return self._lines[index]

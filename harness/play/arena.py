@@ -34,7 +34,6 @@ from :class:`EvaluationGrants` (or :func:`evaluation_simulator`), which keeps it
 own usage record the same way.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -43,23 +42,11 @@ from contextlib import contextmanager
 from engine.condition import Condition
 from engine.environments import Environment
 from engine.layout import Layout
-from engine.protocol.arena import (
-    DEFAULT_BUDGET,
-    BudgetExhausted,
-    Ledger,
-    PrivilegedUsage,
-    PrivilegeRefused,
-)
+from engine.protocol.arena import DEFAULT_BUDGET, BudgetExhausted, Ledger, PrivilegedUsage, PrivilegeRefused
 from engine.protocol.policy import Policy
 from engine.protocol.record import GameRecord
 from engine.rules import Rules
-from harness.play.game import (
-    Decide,
-    PlyDecision,
-    VerifiedGame,
-    play_game_async,
-    play_policies,
-)
+from harness.play.game import Decide, PlyDecision, VerifiedGame, play_game_async, play_policies
 from harness.play.grants import PrivilegedSimulator, checked_reason, refusal_message
 from harness.play.open_games import OpenGames
 
@@ -105,8 +92,7 @@ class Arena(LedgerView):
     Pass ``ledger`` to resume an interrupted run: its games count against the budget.
     """
 
-    def __init__(self, env: Environment, budget: int = DEFAULT_BUDGET, ledger: Ledger | None = None, *,
-                 privileged: bool = False) -> None:
+    def __init__(self, env: Environment, budget: int = DEFAULT_BUDGET, ledger: Ledger | None = None, *, privileged: bool = False) -> None:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise ValueError(f"budget={budget!r}: give a non-negative number of games")
         self._rules: Rules = env.rules
@@ -140,7 +126,7 @@ class Arena(LedgerView):
         return game.record
 
     async def play_verified(
-        self, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None,
+        self, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None
     ) -> tuple[VerifiedGame, list[PlyDecision]]:
         """Like :meth:`play`, with deciders that may await (model agents): returns (VerifiedGame, decisions).
 

@@ -30,7 +30,6 @@ class FailureKind(str, Enum):
     API_ERROR = "api_error"
 
 
-
 @dataclass(frozen=True)
 class ParsedMove:
     """A move read from a reply: its notation (lower case), flat index (None if off the board), which stage found it,

@@ -123,8 +123,7 @@ def from_policy(policy: Policy) -> Decide:
 
 
 async def play_game_async(
-    rules: Rules, condition: Condition | None, decide_black: Decide, decide_white: Decide,
-    names: tuple[str, str] | None = None,
+    rules: Rules, condition: Condition | None, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None
 ) -> tuple[VerifiedGame, list[PlyDecision]]:
     """Play one game from the initial state; returns the result and every decision in play order."""
     deciders = (decide_black, decide_white)
@@ -178,8 +177,7 @@ def decision_ply(previous: tuple[int, int] | None, observation: Observation) -> 
 
 
 def play_game_sync(
-    rules: Rules, condition: Condition | None, decide_black: Decide, decide_white: Decide,
-    names: tuple[str, str] | None = None,
+    rules: Rules, condition: Condition | None, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None
 ) -> tuple[VerifiedGame, list[PlyDecision]]:
     """:func:`play_game_async` run to completion with ``asyncio.run`` (not inside a running loop)."""
     return asyncio.run(play_game_async(rules, condition, decide_black, decide_white, names))
@@ -231,8 +229,13 @@ def _verified(proposal: object, name: str, obs: Observation, rules: Rules) -> in
 
 
 def _record(
-    rules: Rules, condition: Condition | None, state: State, names: tuple[str, str], moves: list[int],
-    trajectory: list[Step], forfeit: Forfeit | None,
+    rules: Rules,
+    condition: Condition | None,
+    state: State,
+    names: tuple[str, str],
+    moves: list[int],
+    trajectory: list[Step],
+    forfeit: Forfeit | None,
 ) -> GameRecord:
     black, white = rules.counts(state)
     if forfeit is None:
@@ -240,9 +243,16 @@ def _record(
     else:
         rewards = (-1, 1) if forfeit.colour == BLACK else (1, -1)
     record = GameRecord(
-        layout=rules.layout.name, black_policy=names[0], white_policy=names[1], moves=tuple(moves),
-        black=black, white=white, rho_black=float(rho_fraction(black, white)),
-        rho_white=float(rho_fraction(white, black)), rewards=rewards, plies=len(moves),
+        layout=rules.layout.name,
+        black_policy=names[0],
+        white_policy=names[1],
+        moves=tuple(moves),
+        black=black,
+        white=white,
+        rho_black=float(rho_fraction(black, white)),
+        rho_white=float(rho_fraction(white, black)),
+        rewards=rewards,
+        plies=len(moves),
     )
     record._trajectory = tuple(trajectory)
     return record

@@ -33,8 +33,6 @@ class Rollout(NamedTuple):
     seed: int
 
 
-
-
 @lru_cache(maxsize=64)
 def _reward_table(condition: Condition, size: int) -> np.ndarray:
     """:meth:`PrivilegedSimulator.reward_table`, built once per (condition, board size): every MCTS opponent of a
@@ -100,9 +98,11 @@ def checked_reason(reason: str) -> str:
 
 def refusal_message(reason: str) -> str:
     """Why a simulator request was refused: privilege comes from the agent's registry entry, not from asking."""
-    return (f"simulator request {reason!r} refused: this agent is not registered as privileged, so it may not see "
-            "the true outcome rule; the request is recorded in the ledger (privileged.refused) and shown in reports. "
-            "Agents that need the simulator declare privileged=True in their registry entry.")
+    return (
+        f"simulator request {reason!r} refused: this agent is not registered as privileged, so it may not see "
+        "the true outcome rule; the request is recorded in the ledger (privileged.refused) and shown in reports. "
+        "Agents that need the simulator declare privileged=True in their registry entry."
+    )
 
 
 class PrivilegedSimulator:
@@ -113,8 +113,7 @@ class PrivilegedSimulator:
     """
 
     def __init__(
-        self, rules: Rules, condition: Condition, record_call: Callable[[str], None],
-        read_usage: Callable[[], PrivilegedUsage],
+        self, rules: Rules, condition: Condition, record_call: Callable[[str], None], read_usage: Callable[[], PrivilegedUsage]
     ) -> None:
         self.rules = rules
         self._condition = condition

@@ -16,11 +16,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    ValidationError,
-)
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.condition import HALF, as_fraction
 from engine.protocol.belief import Belief, Regime
@@ -84,8 +80,7 @@ def parse_belief(text: str) -> Belief:
     objects = _json_objects(text)
     if not objects:
         raise BeliefParseError(
-            "no JSON object found in the reply; expected e.g. "
-            '{"regime": "majority", "k_low": ..., "k_high": ..., "confidence": ...}'
+            'no JSON object found in the reply; expected e.g. {"regime": "majority", "k_low": ..., "k_high": ..., "confidence": ...}'
         )
     problems = []
     for candidate in objects:

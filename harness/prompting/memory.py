@@ -101,14 +101,14 @@ class EpisodeMemory:
         for bins, old in self._bins.items():
             slot = summary.rho_slot(bins)
             counted = replace(old[slot], **{_OUTCOME_FIELD[summary.reward]: getattr(old[slot], _OUTCOME_FIELD[summary.reward]) + 1})
-            longer._bins[bins] = old[:slot] + (counted,) + old[slot + 1:]
+            longer._bins[bins] = old[:slot] + (counted,) + old[slot + 1 :]
         return longer
 
     def recent(self, n: int) -> tuple[GameSummary, ...]:
         """The last ``n`` games, oldest first."""
         if n < 0:
             raise ValueError(f"recent(n={n}): n must be >= 0")
-        return self.games[len(self.games) - n:] if n else ()
+        return self.games[len(self.games) - n :] if n else ()
 
     def rho_bins(self, bins: int = DEFAULT_BINS) -> tuple[RhoBin, ...]:
         """Win/draw/loss counts in ``bins`` equal rho bins over [0, 1]; they add up to len(games)."""
@@ -132,8 +132,13 @@ class EpisodeMemory:
         shown = self.recent(min(recent, len(self.games)))
         wins, draws, losses = self.totals()
         return MemoryView(
-            games=len(self.games), wins=wins, draws=draws, losses=losses,
-            bins=self.rho_bins(bins), recent=shown, omitted=len(self.games) - len(shown),
+            games=len(self.games),
+            wins=wins,
+            draws=draws,
+            losses=losses,
+            bins=self.rho_bins(bins),
+            recent=shown,
+            omitted=len(self.games) - len(shown),
         )
 
 

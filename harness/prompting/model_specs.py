@@ -31,5 +31,7 @@ def spec_client(name: str, model: str, rng: np.random.Generator) -> ModelClient:
 
 def model_driven_message(name: str) -> str:
     """Why a model-driven agent cannot be built from a spec, and how to run it."""
-    return (f"{name} is model-driven: name its model in the spec ({name}:model=mock/first-legal, a frozen player "
-            f"for matches and tournaments), or adapt it within a budget with `arena run --agent {name} --model M`")
+    return (
+        f"{name} is model-driven: name its model in the spec ({name}:model=mock/first-legal, a frozen player "
+        f"for matches and tournaments), or adapt it within a budget with `arena run --agent {name} --model M`"
+    )

@@ -53,14 +53,7 @@ import numpy as np
 from engine.layout import Layout
 from engine.notation import NotationError, format_move, parse_move
 from engine.protocol.observation import Observation
-from harness.play.decisions import (
-    Attempt,
-    FailureKind,
-    Message,
-    MoveDecision,
-    ParsedMove,
-    ParseFailure,
-)
+from harness.play.decisions import Attempt, FailureKind, Message, MoveDecision, ParsedMove, ParseFailure
 
 Reply = tuple[str | None, str | None] | tuple[str | None, str | None, Any]
 AskFn = Callable[[list[Message]], Awaitable[Reply]]
@@ -127,8 +120,7 @@ Span = tuple[int, int]
 Candidate = tuple[str, str, Span]  # token as written, stage, (start, end) in the reply
 
 
-def _parsed(token: str, source: str, layout: Layout, span: Span | None = None,
-            candidates: tuple[Candidate, ...] = ()) -> ParsedMove:
+def _parsed(token: str, source: str, layout: Layout, span: Span | None = None, candidates: tuple[Candidate, ...] = ()) -> ParsedMove:
     notation = token.strip().lower()
     try:
         move: int | None = parse_move(notation, layout)
@@ -189,11 +181,11 @@ def _from_bare(text: str, whole_reply_only: bool) -> list[Candidate]:
     if not lines:
         return []
     offset, last = lines[-1]
-    return [(match.group("tok"), "bare", (offset + match.start("tok"), offset + match.end("tok")))
-            for match in _BARE.finditer(last)]
+    return [(match.group("tok"), "bare", (offset + match.start("tok"), offset + match.end("tok"))) for match in _BARE.finditer(last)]
 
 
 # ---------------------------------------------------------------- verification and accounting
+
 
 def verify(parsed: ParsedMove | ParseFailure, legal_moves: Sequence[int], layout: Layout) -> tuple[str, FailureKind | None, str | None]:
     """(verdict, failure kind, reason for the model): verdict is ``legal``, ``illegal`` or ``unparsed``."""
@@ -221,16 +213,24 @@ def default_feedback(attempt: Attempt, obs: Observation) -> str:
     if attempt.verdict == "illegal" and attempt.reason:
         return f"{attempt.reason} Reply with one legal move."
     example = legal.split(", ")[0]
-    return (f"I could not read a move from your reply ({attempt.reason}). Legal moves: {legal}. "
-            f"Reply with one legal move, e.g. MOVE: {example}.")
+    return (
+        f"I could not read a move from your reply ({attempt.reason}). Legal moves: {legal}. "
+        f"Reply with one legal move, e.g. MOVE: {example}."
+    )
 
 
 class MoveAsker:
     """Asks a model for a move, verifies it with the engine and re-asks with the reason on failure."""
 
     def __init__(
-        self, ask: AskFn, *, max_retries: int = 2, policy: FallbackPolicy = "forfeit",
-        rng: np.random.Generator | None = None, feedback: Feedback = default_feedback, free_call_failures: int = 0,
+        self,
+        ask: AskFn,
+        *,
+        max_retries: int = 2,
+        policy: FallbackPolicy = "forfeit",
+        rng: np.random.Generator | None = None,
+        feedback: Feedback = default_feedback,
+        free_call_failures: int = 0,
     ) -> None:
         for name, value in (("max_retries", max_retries), ("free_call_failures", free_call_failures)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -51,14 +51,7 @@ from harness.prompting.beliefs import BeliefParseError, parse_belief
 from harness.prompting.memory import EpisodeMemory, GameSummary
 from harness.prompting.model_specs import SPEC_PARAMS, spec_client
 from harness.prompting.moves import ModelCallFailed, MoveAsker
-from harness.prompting.renderer import (
-    MemoryBlock,
-    PromptRenderer,
-    belief_context,
-    memory_block,
-    move_context,
-    system_context,
-)
+from harness.prompting.renderer import MemoryBlock, PromptRenderer, belief_context, memory_block, move_context, system_context
 from harness.prompting.waves import wave_of
 
 PHASE_CODES = {"adapt": 0, "eval": 1}
@@ -93,9 +86,19 @@ class MemoryAgent(Agent):
     memory: EpisodeMemory
 
     def __init__(
-        self, context: AgentContext, rng: np.random.Generator, client: ModelClient, *, budget: int, seed: int,
-        config: Any, renderer: PromptRenderer | None, on_call: CallSink, on_game: GameSink | None,
-        on_belief: BeliefSink | None, beliefs_done: Sequence[int],
+        self,
+        context: AgentContext,
+        rng: np.random.Generator,
+        client: ModelClient,
+        *,
+        budget: int,
+        seed: int,
+        config: Any,
+        renderer: PromptRenderer | None,
+        on_call: CallSink,
+        on_game: GameSink | None,
+        on_belief: BeliefSink | None,
+        beliefs_done: Sequence[int],
     ) -> None:
         """What every model agent holds: client, budget, config (with ``hint_level``), sinks, memory, system prompt."""
         super().__init__(context, rng)
@@ -131,14 +134,33 @@ class LlmPolicyAgent(MemoryAgent):
     name = "llm-policy"
 
     def __init__(
-        self, context: AgentContext, rng: np.random.Generator, client: ModelClient, *,
-        budget: int, seed: int = 0, config: LlmPolicyConfig | None = None, renderer: PromptRenderer | None = None,
-        on_call: CallSink = _no_call, on_game: GameSink | None = None, on_belief: BeliefSink | None = None,
+        self,
+        context: AgentContext,
+        rng: np.random.Generator,
+        client: ModelClient,
+        *,
+        budget: int,
+        seed: int = 0,
+        config: LlmPolicyConfig | None = None,
+        renderer: PromptRenderer | None = None,
+        on_call: CallSink = _no_call,
+        on_game: GameSink | None = None,
+        on_belief: BeliefSink | None = None,
         beliefs_done: Sequence[int] = (),
     ) -> None:
-        super().__init__(context, rng, client, budget=budget, seed=seed, config=config or LlmPolicyConfig(),
-                         renderer=renderer, on_call=on_call, on_game=on_game, on_belief=on_belief,
-                         beliefs_done=beliefs_done)
+        super().__init__(
+            context,
+            rng,
+            client,
+            budget=budget,
+            seed=seed,
+            config=config or LlmPolicyConfig(),
+            renderer=renderer,
+            on_call=on_call,
+            on_game=on_game,
+            on_belief=on_belief,
+            beliefs_done=beliefs_done,
+        )
         self.belief_failures = 0
         self._block: tuple[EpisodeMemory, MemoryBlock] | None = None  # the memory's block, while it is the memory
         self._requests: dict[str, list[Any]] = {}  # request key -> [lock, users] of identical requests under way
@@ -155,8 +177,9 @@ class LlmPolicyAgent(MemoryAgent):
     def messages(self, obs: Observation, wave_game: dict[str, int] | None = None) -> list[dict[str, Any]]:
         """System and move prompts for ``obs`` (the memory fitted to its token budget; ``wave_game``: see move_context)."""
         block = self.memory_block()
-        context = move_context(obs, block.view, len(self.memory.games), self.budget, self.config.show_legal,
-                               self.config.answer_format, wave_game=wave_game)
+        context = move_context(
+            obs, block.view, len(self.memory.games), self.budget, self.config.show_legal, self.config.answer_format, wave_game=wave_game
+        )
         move = self.renderer.render_reusing("move", {"memory": block.text}, **context)
         return [{"role": "system", "content": self.system.text}, {"role": "user", "content": move.text}]
 
@@ -189,15 +212,21 @@ class LlmPolicyAgent(MemoryAgent):
         free = self.config.free_call_failures
         if free is None:
             free = getattr(self.client, "max_consecutive_failures", None) or 0
-        return MoveAsker(ask, max_retries=self.config.max_retries, policy=self.config.on_failure, rng=rng,  # type: ignore[arg-type]
-                         free_call_failures=free)
+        return MoveAsker(
+            ask,
+            max_retries=self.config.max_retries,
+            policy=self.config.on_failure,
+            rng=rng,  # type: ignore[arg-type]
+            free_call_failures=free,
+        )
 
     def decider(self, phase: str, game_index: int) -> Callable[[Observation], Any]:
         """An async decider for one game (pass its decisions to :meth:`report_calls` afterwards)."""
         asker = self.asker(phase, game_index)
         wave = wave_of(game_index, self.config.wave, self.budget, self.config.checkpoints) if phase == "adapt" else None
-        wave_game = None if wave is None or wave.end - wave.start < 2 else {
-            "number": game_index - wave.start + 1, "size": wave.end - wave.start}  # the games of a wave differ by it
+        wave_game = (
+            None if wave is None or wave.end - wave.start < 2 else {"number": game_index - wave.start + 1, "size": wave.end - wave.start}
+        )  # the games of a wave differ by it
 
         async def decide(obs: Observation) -> MoveDecision:
             return await asker.decide(obs, self.messages(obs, wave_game))
@@ -229,16 +258,27 @@ class LlmPolicyAgent(MemoryAgent):
         for ply_decision in decisions:
             for number, attempt in enumerate(ply_decision.decision.attempts):
                 read = attempt.parsed if isinstance(attempt.parsed, ParsedMove) else None
-                self.on_call(call_fields(
-                    attempt.meta, game_index=game_index, phase=phase, ply=ply_decision.ply, attempt=number,
-                    messages=list(attempt.messages), reply=attempt.text, finish_reason=attempt.finish_reason,
-                    parsed_move=read.notation if read else None, verdict=attempt.verdict,
-                    failure_kind=attempt.failure_kind.value if attempt.failure_kind else None, template_hash=template_hash,
-                    reason=attempt.reason if attempt.verdict != "legal" else None,
-                    parse_span=list(read.span) if read and read.span else None,
-                    parse_candidates=[{"move": move, "source": source, "span": list(span)}
-                                      for move, source, span in read.candidates] if read else None,
-                ))
+                self.on_call(
+                    call_fields(
+                        attempt.meta,
+                        game_index=game_index,
+                        phase=phase,
+                        ply=ply_decision.ply,
+                        attempt=number,
+                        messages=list(attempt.messages),
+                        reply=attempt.text,
+                        finish_reason=attempt.finish_reason,
+                        parsed_move=read.notation if read else None,
+                        verdict=attempt.verdict,
+                        failure_kind=attempt.failure_kind.value if attempt.failure_kind else None,
+                        template_hash=template_hash,
+                        reason=attempt.reason if attempt.verdict != "legal" else None,
+                        parse_span=list(read.span) if read and read.span else None,
+                        parse_candidates=[{"move": move, "source": source, "span": list(span)} for move, source, span in read.candidates]
+                        if read
+                        else None,
+                    )
+                )
 
     # ------------------------------------------------------------------ adaptation
 
@@ -259,8 +299,9 @@ class LlmPolicyAgent(MemoryAgent):
             await self._maybe_belief(arena.games_played)
             if arena.remaining == 0:
                 break
-            results = await asyncio.gather(*(self._adapt_game(arena, index) for index in range(arena.games_played, wave.end)),
-                                           return_exceptions=True)
+            results = await asyncio.gather(
+                *(self._adapt_game(arena, index) for index in range(arena.games_played, wave.end)), return_exceptions=True
+            )
             failures = [r for r in results if isinstance(r, BaseException)]
             if failures:  # the first that is not merely a later game left unentered because of it
                 raise next((f for f in failures if not isinstance(f, GameNotEntered)), failures[0])
@@ -292,12 +333,22 @@ class LlmPolicyAgent(MemoryAgent):
             error = str(failure)
         if belief is None:
             self.belief_failures += 1
-        self.on_call(call_fields(
-            response, game_index=None, phase="adapt", ply=None, attempt=0, messages=messages, reply=text,
-            finish_reason=response.finish_reason if response else None, parsed_move=None,
-            verdict=None if response else "call_failed", failure_kind=None if belief else "belief_error",
-            template_hash=prompt.template_hash,
-        ))
+        self.on_call(
+            call_fields(
+                response,
+                game_index=None,
+                phase="adapt",
+                ply=None,
+                attempt=0,
+                messages=messages,
+                reply=text,
+                finish_reason=response.finish_reason if response else None,
+                parsed_move=None,
+                verdict=None if response else "call_failed",
+                failure_kind=None if belief else "belief_error",
+                template_hash=prompt.template_hash,
+            )
+        )
         if self.on_belief is not None:
             self.on_belief(games_played, belief, error)
 
@@ -306,10 +357,16 @@ def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]
     """CallEntry fields (all but ``call_index``) from the context and the model response, if any."""
     if response is not None:
         fields.update(
-            tokens_in=response.prompt_tokens, tokens_out=response.completion_tokens, cost_usd=response.cost_usd,
-            cached_tokens_in=response.cached_tokens, concurrency=None if response.cache_hit else response.concurrency,
-            latency_s=response.latency_s, retries=response.retries, errors=list(response.errors),
-            cache_key=response.cache_key or None, cache_hit=response.cache_hit,
+            tokens_in=response.prompt_tokens,
+            tokens_out=response.completion_tokens,
+            cost_usd=response.cost_usd,
+            cached_tokens_in=response.cached_tokens,
+            concurrency=None if response.cache_hit else response.concurrency,
+            latency_s=response.latency_s,
+            retries=response.retries,
+            errors=list(response.errors),
+            cache_key=response.cache_key or None,
+            cache_hit=response.cache_hit,
         )
     return fields
 
@@ -320,13 +377,19 @@ def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]
     params=SPEC_PARAMS,
     model_driven=True,
 )
-def llm_policy_entry(context: AgentContext, rng: np.random.Generator, model: str = "", hint: str = "ratio",
-                     retries: int = 2, temperature: float = 0.0) -> Agent:
+def llm_policy_entry(
+    context: AgentContext, rng: np.random.Generator, model: str = "", hint: str = "ratio", retries: int = 2, temperature: float = 0.0
+) -> Agent:
     """From a spec (``llm-policy:model=M``): a frozen player for matches and tournaments, each call recorded
     through ``context.record_call``; after the re-asks it plays a random legal move (counted as a fallback)."""
-    agent = LlmPolicyAgent(context, rng, spec_client("llm-policy", model, rng), budget=0, seed=int(rng.integers(2**31)),
-                           config=LlmPolicyConfig(hint_level=hint, max_retries=retries, on_failure="random",
-                                                  params={"temperature": temperature}),
-                           on_call=context.record_call or _no_call)
+    agent = LlmPolicyAgent(
+        context,
+        rng,
+        spec_client("llm-policy", model, rng),
+        budget=0,
+        seed=int(rng.integers(2**31)),
+        config=LlmPolicyConfig(hint_level=hint, max_retries=retries, on_failure="random", params={"temperature": temperature}),
+        on_call=context.record_call or _no_call,
+    )
     agent.freeze()
     return agent

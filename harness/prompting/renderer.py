@@ -217,8 +217,11 @@ def estimate_tokens(text: str) -> int:
 
 
 def fit_memory(
-    memory: EpisodeMemory, max_tokens: int, renderer: PromptRenderer | None = None,
-    max_recent: int = DEFAULT_MAX_RECENT, bins: int = DEFAULT_BINS,
+    memory: EpisodeMemory,
+    max_tokens: int,
+    renderer: PromptRenderer | None = None,
+    max_recent: int = DEFAULT_MAX_RECENT,
+    bins: int = DEFAULT_BINS,
 ) -> MemoryView:
     """The largest view (up to ``max_recent`` recent games) whose rendered ``memory.j2`` fits ``max_tokens``.
 
@@ -237,8 +240,11 @@ class MemoryBlock:
 
 
 def memory_block(
-    memory: EpisodeMemory, max_tokens: int, renderer: PromptRenderer | None = None,
-    max_recent: int = DEFAULT_MAX_RECENT, bins: int = DEFAULT_BINS,
+    memory: EpisodeMemory,
+    max_tokens: int,
+    renderer: PromptRenderer | None = None,
+    max_recent: int = DEFAULT_MAX_RECENT,
+    bins: int = DEFAULT_BINS,
 ) -> MemoryBlock:
     """:func:`fit_memory`'s view with its rendered text, for :meth:`PromptRenderer.render_reusing`.
 
@@ -277,8 +283,16 @@ def board_text(rules: Rules, state: State, colour: int, compact: bool | None = N
     compact = rules.layout.cols >= COMPACT_BOARD_COLS if compact is None else compact
     header, prefixes, obstacles = _board_frame(rules.layout, compact)
     own, opp = state.discs(colour), state.discs(1 - colour)
-    symbols = (SYMBOLS["empty"], SYMBOLS["own"], SYMBOLS["opp"], SYMBOLS["own"],
-               SYMBOLS["obstacle"], SYMBOLS["obstacle"], SYMBOLS["obstacle"], SYMBOLS["obstacle"])
+    symbols = (
+        SYMBOLS["empty"],
+        SYMBOLS["own"],
+        SYMBOLS["opp"],
+        SYMBOLS["own"],
+        SYMBOLS["obstacle"],
+        SYMBOLS["obstacle"],
+        SYMBOLS["obstacle"],
+        SYMBOLS["obstacle"],
+    )
     cols = rules.layout.cols
     lines = [header]
     for r, prefix in enumerate(prefixes):
@@ -313,15 +327,24 @@ def system_context(rules: Rules, hint_level: str, budget: int) -> dict[str, Any]
         raise PromptError(f"hint level {hint_level!r}: choose one of {', '.join(HINT_LEVELS)}")
     layout = rules.layout
     public_rules = {
-        "rows": layout.rows, "cols": layout.cols, "last_col": COLUMN_LETTERS[layout.cols - 1],
-        "obstacles": len(layout.obstacles), "turn_limit": rules.turn_limit, "turn_counting": rules.turn_counting,
+        "rows": layout.rows,
+        "cols": layout.cols,
+        "last_col": COLUMN_LETTERS[layout.cols - 1],
+        "obstacles": len(layout.obstacles),
+        "turn_limit": rules.turn_limit,
+        "turn_counting": rules.turn_counting,
     }
     return {"rules": public_rules, "hint_level": hint_level, "budget": budget}
 
 
 def move_context(
-    obs: Observation, memory: MemoryView, games_played: int, budget: int,
-    show_legal: bool = True, answer_format: str = "line", feedback: str | None = None,
+    obs: Observation,
+    memory: MemoryView,
+    games_played: int,
+    budget: int,
+    show_legal: bool = True,
+    answer_format: str = "line",
+    feedback: str | None = None,
     wave_game: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """Context of ``move.j2`` for one observation; ``show_legal=False`` hides the legal moves; ``wave_game``:
@@ -331,26 +354,45 @@ def move_context(
     state, layout = obs.state, obs.rules.layout
     own, opp = state.discs(obs.colour).bit_count(), state.discs(1 - obs.colour).bit_count()
     return {
-        "memory": memory, "games_played": games_played, "budget_remaining": budget - games_played,
-        "colour": COLOUR_NAMES[obs.colour], "opponent_colour": COLOUR_NAMES[1 - obs.colour], "symbols": SYMBOLS,
+        "memory": memory,
+        "games_played": games_played,
+        "budget_remaining": budget - games_played,
+        "colour": COLOUR_NAMES[obs.colour],
+        "opponent_colour": COLOUR_NAMES[1 - obs.colour],
+        "symbols": SYMBOLS,
         "board": board_text(obs.rules, state, obs.colour),
-        "own": own, "opp": opp, "empty": layout.playable_mask.bit_count() - own - opp,
+        "own": own,
+        "opp": opp,
+        "empty": layout.playable_mask.bit_count() - own - opp,
         "legal_moves": _moves_text(obs.legal_moves, layout) if show_legal else None,  # the observation's: not computed again
-        "answer_format": answer_format, "feedback": feedback, "wave_game": wave_game,
+        "answer_format": answer_format,
+        "feedback": feedback,
+        "wave_game": wave_game,
     }
 
 
 def belief_context(memory: MemoryView, games_played: int, budget: int) -> dict[str, Any]:
     """Context of ``belief.j2``."""
-    from engine.protocol.belief import (
-        BELIEF_SCHEMA_VERSION,  # local: beliefs does not need the renderer
-    )
+    from engine.protocol.belief import BELIEF_SCHEMA_VERSION  # local: beliefs does not need the renderer
 
     return {"memory": memory, "games_played": games_played, "budget": budget, "schema_version": BELIEF_SCHEMA_VERSION}
 
 
 __all__: Sequence[str] = (
-    "ANSWER_FORMATS", "DEFAULT_PROMPTS_DIR", "HINT_LEVELS", "SYMBOLS", "MemoryBlock", "PromptError", "PromptRenderer",
-    "RenderedPrompt", "belief_context", "board_text", "estimate_tokens", "fit_memory", "legal_moves_text", "memory_block",
-    "move_context", "system_context",
+    "ANSWER_FORMATS",
+    "DEFAULT_PROMPTS_DIR",
+    "HINT_LEVELS",
+    "SYMBOLS",
+    "MemoryBlock",
+    "PromptError",
+    "PromptRenderer",
+    "RenderedPrompt",
+    "belief_context",
+    "board_text",
+    "estimate_tokens",
+    "fit_memory",
+    "legal_moves_text",
+    "memory_block",
+    "move_context",
+    "system_context",
 )

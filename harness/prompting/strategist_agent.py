@@ -55,14 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-)
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agents.base import Agent, AgentContext
 from agents.search.api import SearchTables
@@ -133,7 +126,8 @@ class Strategy(BaseModel):
 
 
 DEFAULT_STRATEGY = Strategy(
-    belief=Belief(regime="unknown", k_low=0.0, k_high=1.0, confidence=0.0), target_ratio=1.0,
+    belief=Belief(regime="unknown", k_low=0.0, k_high=1.0, confidence=0.0),
+    target_ratio=1.0,
     rationale="default before any strategy from the model: standard Othello (most discs)",
 )
 
@@ -150,7 +144,8 @@ def parse_strategy(text: str) -> Strategy:
     objects = json_objects(text)
     if not objects:
         raise StrategyParseError(
-            'no JSON object found in the reply; expected e.g. {"belief": {...}, "target_ratio": 0.6, "weights": {...}}')
+            'no JSON object found in the reply; expected e.g. {"belief": {...}, "target_ratio": 0.6, "weights": {...}}'
+        )
     problems = []
     for candidate in objects:
         if isinstance(candidate.get("strategy"), dict) and len(candidate) == 1:
@@ -196,14 +191,34 @@ class LlmStrategistAgent(MemoryAgent):
     name = "llm-strategist"
 
     def __init__(
-        self, context: AgentContext, rng: np.random.Generator, client: ModelClient, *,
-        budget: int, seed: int = 0, config: LlmStrategistConfig | None = None, renderer: PromptRenderer | None = None,
-        on_call: CallSink = _no_call, on_game: GameSink | None = None, on_belief: BeliefSink | None = None,
-        on_strategy: StrategySink | None = None, beliefs_done: Sequence[int] = (),
+        self,
+        context: AgentContext,
+        rng: np.random.Generator,
+        client: ModelClient,
+        *,
+        budget: int,
+        seed: int = 0,
+        config: LlmStrategistConfig | None = None,
+        renderer: PromptRenderer | None = None,
+        on_call: CallSink = _no_call,
+        on_game: GameSink | None = None,
+        on_belief: BeliefSink | None = None,
+        on_strategy: StrategySink | None = None,
+        beliefs_done: Sequence[int] = (),
     ) -> None:
-        super().__init__(context, rng, client, budget=budget, seed=seed, config=config or LlmStrategistConfig(),
-                         renderer=renderer, on_call=on_call, on_game=on_game, on_belief=on_belief,
-                         beliefs_done=beliefs_done)
+        super().__init__(
+            context,
+            rng,
+            client,
+            budget=budget,
+            seed=seed,
+            config=config or LlmStrategistConfig(),
+            renderer=renderer,
+            on_call=on_call,
+            on_game=on_game,
+            on_belief=on_belief,
+            beliefs_done=beliefs_done,
+        )
         self.on_strategy = on_strategy
         self.strategy: Strategy = DEFAULT_STRATEGY
         self.strategy_failures = 0
@@ -219,9 +234,14 @@ class LlmStrategistAgent(MemoryAgent):
         memory = EpisodeMemory(self.memory.games[:games_played])
         view = fit_memory(memory, self.config.memory_tokens, self.renderer)
         prompt = self.renderer.render(
-            "strategy", memory=view, games_played=games_played, budget=self.budget,
+            "strategy",
+            memory=view,
+            games_played=games_played,
+            budget=self.budget,
             batch=max(1, self.config.batch_bounds(games_played, self.budget)[1] - games_played),
-            schema_version=STRATEGY_SCHEMA_VERSION, features={n: DEFAULT_WEIGHTS[n] for n in FEATURES})
+            schema_version=STRATEGY_SCHEMA_VERSION,
+            features={n: DEFAULT_WEIGHTS[n] for n in FEATURES},
+        )
         return [{"role": "system", "content": self.system.text}, {"role": "user", "content": prompt.text}], prompt.template_hash
 
     async def plan(self, games_played: int) -> Strategy | None:
@@ -243,20 +263,33 @@ class LlmStrategistAgent(MemoryAgent):
             except StrategyParseError as failure:
                 error = str(failure)
             if record:
-                self.on_call(call_fields(
-                    response, game_index=None, phase="adapt", ply=None, attempt=attempt, messages=list(messages),
-                    reply=text, finish_reason=response.finish_reason if response else None, parsed_move=None,
-                    verdict=None if response else "call_failed", failure_kind=None if strategy else "strategy_error",
-                    template_hash=template_hash,
-                ))
+                self.on_call(
+                    call_fields(
+                        response,
+                        game_index=None,
+                        phase="adapt",
+                        ply=None,
+                        attempt=attempt,
+                        messages=list(messages),
+                        reply=text,
+                        finish_reason=response.finish_reason if response else None,
+                        parsed_move=None,
+                        verdict=None if response else "call_failed",
+                        failure_kind=None if strategy else "strategy_error",
+                        template_hash=template_hash,
+                    )
+                )
             if strategy is not None:
                 error = None
                 break
             if response is not None:
                 messages = messages + [
                     {"role": "assistant", "content": text or ""},
-                    {"role": "user", "content": f"Your reply could not be used: {error}. "
-                                                "Reply again with one JSON object in the format described above."},
+                    {
+                        "role": "user",
+                        "content": f"Your reply could not be used: {error}. "
+                        "Reply again with one JSON object in the format described above.",
+                    },
                 ]
         if strategy is None:
             self.strategy_failures += 1
@@ -265,8 +298,11 @@ class LlmStrategistAgent(MemoryAgent):
             self._searcher = Searcher(self.rules, strategy, self.config, self._tables)
         if record:
             if self.on_belief is not None:
-                self.on_belief(games_played, strategy.belief if strategy else None,
-                               error if strategy is None else (None if strategy.belief else "the strategy holds no belief"))
+                self.on_belief(
+                    games_played,
+                    strategy.belief if strategy else None,
+                    error if strategy is None else (None if strategy.belief else "the strategy holds no belief"),
+                )
             if self.on_strategy is not None:
                 self.on_strategy(games_played, self.strategy, error, strategy is not None)
         return strategy
@@ -327,19 +363,36 @@ class LlmStrategistAgent(MemoryAgent):
 @register(
     "llm-strategist",
     "A model writes a strategy (weights, target share) per batch of games; Minimax plays it; adapts within the budget",
-    params={**SPEC_PARAMS, "depth": Param(int, 3, "Minimax depth in plies"),
-            "endgame": Param(int, 10, "solve exactly at this many empty cells or fewer")},
+    params={
+        **SPEC_PARAMS,
+        "depth": Param(int, 3, "Minimax depth in plies"),
+        "endgame": Param(int, 10, "solve exactly at this many empty cells or fewer"),
+    },
     model_driven=True,
 )
-def llm_strategist_entry(context: AgentContext, rng: np.random.Generator, model: str = "", hint: str = "ratio",
-                         retries: int = 2, temperature: float = 0.0, depth: int = 3, endgame: int = 10) -> Agent:
+def llm_strategist_entry(
+    context: AgentContext,
+    rng: np.random.Generator,
+    model: str = "",
+    hint: str = "ratio",
+    retries: int = 2,
+    temperature: float = 0.0,
+    depth: int = 3,
+    endgame: int = 10,
+) -> Agent:
     """From a spec (``llm-strategist:model=M``): before its first move the model writes one strategy from the prompt
     alone (its call recorded through ``context.record_call``); Minimax plays it, frozen."""
     agent = LlmStrategistAgent(
-        context, rng, spec_client("llm-strategist", model, rng), budget=0, seed=int(rng.integers(2**31)),
-        config=LlmStrategistConfig(hint_level=hint, max_retries=retries, search_depth=depth, endgame=endgame,
-                                   params={"temperature": temperature}),
-        on_call=context.record_call or _no_call)
+        context,
+        rng,
+        spec_client("llm-strategist", model, rng),
+        budget=0,
+        seed=int(rng.integers(2**31)),
+        config=LlmStrategistConfig(
+            hint_level=hint, max_retries=retries, search_depth=depth, endgame=endgame, params={"temperature": temperature}
+        ),
+        on_call=context.record_call or _no_call,
+    )
     agent.plan_before_play = True
     agent.freeze()
     return agent

@@ -60,8 +60,8 @@ class _Worker:
     def __init__(self) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path))
         self.process = subprocess.Popen(  # noqa: S603 - this interpreter, this module
-            [sys.executable, "-m", "harness.prompting.worker_pool"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env=env)
+            [sys.executable, "-m", "harness.prompting.worker_pool"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
 
     def call(self, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         assert self.process.stdin is not None and self.process.stdout is not None

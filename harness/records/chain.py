@@ -90,22 +90,33 @@ class ChainScan:
         found = self.breaks()
         unchained = [link.number for link in self.links if link.prev_hash is None]
         if unchained:
-            found.append(Finding(self.path.name, unchained[0], f"{len(unchained)} line(s) carry no prev_hash (first here): "
-                                 "written before hash chains or edited, so they cannot be checked"))
+            found.append(
+                Finding(
+                    self.path.name,
+                    unchained[0],
+                    f"{len(unchained)} line(s) carry no prev_hash (first here): "
+                    "written before hash chains or edited, so they cannot be checked",
+                )
+            )
         if self.torn_bytes:
-            found.append(Finding(self.path.name, self.total_lines + 1,
-                                 f"the last line is incomplete ({self.torn_bytes} bytes and no newline): the file was cut "
-                                 "mid-line, or the run was killed while writing it (resume it to repair)"))
+            found.append(
+                Finding(
+                    self.path.name,
+                    self.total_lines + 1,
+                    f"the last line is incomplete ({self.torn_bytes} bytes and no newline): the file was cut "
+                    "mid-line, or the run was killed while writing it (resume it to repair)",
+                )
+            )
         return found
 
 
 def broken_link_message(before: int | None) -> str:
     """Why a link is wrong, naming the line it should hash (None: the first line)."""
     if before is None:
-        return ("prev_hash is not the chain's start value: this is not the first line written "
-                "(lines were deleted from the start of the file)")
-    return (f"prev_hash is not the hash of line {before}: line {before} was edited, "
-            "or lines were deleted or inserted between them")
+        return (
+            "prev_hash is not the chain's start value: this is not the first line written (lines were deleted from the start of the file)"
+        )
+    return f"prev_hash is not the hash of line {before}: line {before} was edited, or lines were deleted or inserted between them"
 
 
 def scan_chain(path: Path) -> ChainScan:
@@ -130,24 +141,48 @@ def seal_findings(scan: ChainScan, seal: ChainSeal | None) -> list[Finding]:
     if seal is None:
         if not scan.exists:
             return []
-        return [Finding(name, None, "the manifest holds no seal of this file (written before hash chains, "
-                                    "or the run never closed it): its lines cannot be checked against the manifest")]
+        return [
+            Finding(
+                name,
+                None,
+                "the manifest holds no seal of this file (written before hash chains, "
+                "or the run never closed it): its lines cannot be checked against the manifest",
+            )
+        ]
     if not scan.exists:
         return [Finding(name, None, f"the file is missing; the manifest seals {seal.lines} line(s) of it")]
     if lines < seal.lines:
         last = scan.links[-1].number if scan.links else 0
-        return [Finding(name, last + 1, f"the manifest seals {seal.lines} line(s), the file holds {lines}: "
-                                        f"{seal.lines - lines} line(s) are missing (the file was cut or lines deleted)")]
+        return [
+            Finding(
+                name,
+                last + 1,
+                f"the manifest seals {seal.lines} line(s), the file holds {lines}: "
+                f"{seal.lines - lines} line(s) are missing (the file was cut or lines deleted)",
+            )
+        ]
     sealed_last = scan.links[seal.lines - 1] if seal.lines else None
     sealed_hash = sealed_last.hash if sealed_last else GENESIS_HASH
     if lines > seal.lines:
         first_extra = scan.links[seal.lines].number
         also = "" if sealed_hash == seal.last_hash else f"; and line {sealed_last.number if sealed_last else 0} is not the one sealed"
-        return [Finding(name, first_extra, f"the manifest seals {seal.lines} line(s), the file holds {lines}: this line and "
-                                           "the ones after it were written after the seal (a run killed before it closed: "
-                                           f"resume it), or appended{also}")]
+        return [
+            Finding(
+                name,
+                first_extra,
+                f"the manifest seals {seal.lines} line(s), the file holds {lines}: this line and "
+                "the ones after it were written after the seal (a run killed before it closed: "
+                f"resume it), or appended{also}",
+            )
+        ]
     if sealed_hash != seal.last_hash:
         where = sealed_last.number if sealed_last else None
-        return [Finding(name, where, f"the last line hashes to {sealed_hash[:12]}..., the manifest's seal says "
-                                     f"{seal.last_hash[:12]}...: the line was edited after the run was sealed")]
+        return [
+            Finding(
+                name,
+                where,
+                f"the last line hashes to {sealed_hash[:12]}..., the manifest's seal says "
+                f"{seal.last_hash[:12]}...: the line was edited after the run was sealed",
+            )
+        ]
     return []

@@ -155,11 +155,16 @@ class GameEntry(VersionedRecord):
         from engine.protocol.record import GameRecord, rho_fraction
 
         return GameRecord(
-            layout=self.layout, black_policy=self.black, white_policy=self.white, moves=self.moves,
-            black=self.black_discs, white=self.white_discs,
+            layout=self.layout,
+            black_policy=self.black,
+            white_policy=self.white,
+            moves=self.moves,
+            black=self.black_discs,
+            white=self.white_discs,
             rho_black=float(rho_fraction(self.black_discs, self.white_discs)),
             rho_white=float(rho_fraction(self.white_discs, self.black_discs)),
-            rewards=self.rewards, plies=len(self.moves),
+            rewards=self.rewards,
+            plies=len(self.moves),
         )
 
 

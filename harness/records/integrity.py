@@ -77,11 +77,11 @@ def _sealed_counts(seal: ChainSeal | None, lines: int, budget: int) -> dict[str,
 def _count_findings(counts: dict[str, int], budget: int, eval_games: int) -> list[Finding]:
     found = []
     if counts["adapt"] > budget:
-        found.append(Finding(GAMES_FILE, None, f"the manifest seals {counts['adapt']} adaptation games, more than the budget "
-                                               f"of {budget}"))
+        found.append(Finding(GAMES_FILE, None, f"the manifest seals {counts['adapt']} adaptation games, more than the budget of {budget}"))
     if counts["eval"] > eval_games:
-        found.append(Finding(GAMES_FILE, None, f"the manifest seals {counts['eval']} evaluation games, more than the "
-                                               f"{eval_games} the config plays"))
+        found.append(
+            Finding(GAMES_FILE, None, f"the manifest seals {counts['eval']} evaluation games, more than the {eval_games} the config plays")
+        )
     return found
 
 
@@ -94,23 +94,35 @@ def _phase_findings(games: Log[GameEntry], phase: str, count: int) -> list[Findi
             continue
         line = games.line(position)
         if game.game_index in seen:
-            found.append(Finding(GAMES_FILE, line, f"{phase} game {game.game_index} appears again (first on line "
-                                                   f"{seen[game.game_index]}): a line was duplicated"))
+            found.append(
+                Finding(
+                    GAMES_FILE,
+                    line,
+                    f"{phase} game {game.game_index} appears again (first on line {seen[game.game_index]}): a line was duplicated",
+                )
+            )
         elif game.game_index >= count:
-            found.append(Finding(GAMES_FILE, line, f"{phase} game {game.game_index} is beyond the {count} {phase} game(s) "
-                                                   "the manifest seals"))
+            found.append(
+                Finding(GAMES_FILE, line, f"{phase} game {game.game_index} is beyond the {count} {phase} game(s) the manifest seals")
+            )
         else:
             seen[game.game_index] = line
     missing = [index for index in range(count) if index not in seen]
     for index in missing[:MAX_LISTED]:
         after = [i for i in seen if i > index]
         if after:
-            found.append(Finding(GAMES_FILE, seen[min(after)], f"{phase} game {index} is missing (it should come before "
-                                                               f"{phase} game {min(after)}, on this line): a line was deleted"))
+            found.append(
+                Finding(
+                    GAMES_FILE,
+                    seen[min(after)],
+                    f"{phase} game {index} is missing (it should come before {phase} game {min(after)}, on this line): a line was deleted",
+                )
+            )
         else:
             end = games.line(len(games.records) - 1) + 1 if games.records else 1
-            found.append(Finding(GAMES_FILE, end, f"{phase} game {index} is missing (the file ends before it): "
-                                                  "lines were deleted or cut off"))
+            found.append(
+                Finding(GAMES_FILE, end, f"{phase} game {index} is missing (the file ends before it): lines were deleted or cut off")
+            )
     if len(missing) > MAX_LISTED:
         found.append(Finding(GAMES_FILE, None, f"{len(missing) - MAX_LISTED} more {phase} game(s) are missing"))
     return found
@@ -122,15 +134,25 @@ def _call_findings(games: Log[GameEntry], calls: Log[CallEntry]) -> tuple[list[F
     where: dict[int, int] = {}  # call index -> position in the log
     for position, call in enumerate(calls.records):
         if call.call_index in where:
-            found.append(Finding(CALLS_FILE, calls.line(position), f"call {call.call_index} appears again (first on line "
-                                                                   f"{calls.line(where[call.call_index])})"))
+            found.append(
+                Finding(
+                    CALLS_FILE,
+                    calls.line(position),
+                    f"call {call.call_index} appears again (first on line {calls.line(where[call.call_index])})",
+                )
+            )
         else:
             where[call.call_index] = position
     missing = [index for index in range(max(where, default=-1) + 1) if index not in where]
     for index in missing[:MAX_LISTED]:
         after = min(i for i in where if i > index)
-        found.append(Finding(CALLS_FILE, calls.line(where[after]), f"call {index} is missing (it should come before call "
-                                                                   f"{after}, on this line): a line was deleted"))
+        found.append(
+            Finding(
+                CALLS_FILE,
+                calls.line(where[after]),
+                f"call {index} is missing (it should come before call {after}, on this line): a line was deleted",
+            )
+        )
     if len(missing) > MAX_LISTED:
         found.append(Finding(CALLS_FILE, None, f"{len(missing) - MAX_LISTED} more call(s) are missing"))
     listed: dict[int, tuple[str, int, int]] = {}  # call index -> (phase, game index, games.jsonl line) of the game listing it
@@ -138,25 +160,38 @@ def _call_findings(games: Log[GameEntry], calls: Log[CallEntry]) -> tuple[list[F
         line = games.line(position)
         if game.call_indices is None:
             if not game.legacy:
-                found.append(Finding(GAMES_FILE, line, f"{game.phase} game {game.game_index} does not list its calls "
-                                                       "(call_indices), which every chained game line does"))
+                found.append(
+                    Finding(
+                        GAMES_FILE,
+                        line,
+                        f"{game.phase} game {game.game_index} does not list its calls (call_indices), which every chained game line does",
+                    )
+                )
             continue
         for index in game.call_indices:
             listed[index] = (game.phase, game.game_index, line)
             if index not in where:
-                found.append(Finding(GAMES_FILE, line, f"{game.phase} game {game.game_index} lists call {index}, which "
-                                                       f"{CALLS_FILE} does not hold"))
+                found.append(
+                    Finding(GAMES_FILE, line, f"{game.phase} game {game.game_index} lists call {index}, which {CALLS_FILE} does not hold")
+                )
                 continue
             call = calls.records[where[index]]
             if (call.phase, call.game_index) != (game.phase, game.game_index):
-                found.append(Finding(CALLS_FILE, calls.line(where[index]), f"call {index} is of {call.phase} game "
-                                     f"{call.game_index}, but {game.phase} game {game.game_index} ({GAMES_FILE}:{line}) lists it"))
+                found.append(
+                    Finding(
+                        CALLS_FILE,
+                        calls.line(where[index]),
+                        f"call {index} is of {call.phase} game "
+                        f"{call.game_index}, but {game.phase} game {game.game_index} ({GAMES_FILE}:{line}) lists it",
+                    )
+                )
     found_back, notes = _unlisted_calls(games, calls, listed)
     return found + found_back, notes
 
 
-def _unlisted_calls(games: Log[GameEntry], calls: Log[CallEntry],
-                    listed: dict[int, tuple[str, int, int]]) -> tuple[list[Finding], list[str]]:
+def _unlisted_calls(
+    games: Log[GameEntry], calls: Log[CallEntry], listed: dict[int, tuple[str, int, int]]
+) -> tuple[list[Finding], list[str]]:
     """Calls of a game that the game does not list: one finding per game (at its first such call)."""
     on_record: dict[tuple[str, int], tuple[GameEntry, int]] = {
         (g.phase, g.game_index): (g, games.line(i)) for i, g in enumerate(games.records)
@@ -176,8 +211,11 @@ def _unlisted_calls(games: Log[GameEntry], calls: Log[CallEntry],
     for (phase, index), stray in unlisted.items():
         what = f"call {stray[0][0]}" + (f" and {len(stray) - 1} more (to line {stray[-1][1]})" if len(stray) > 1 else "")
         game = on_record.get((phase, index))
-        why = (f"which {GAMES_FILE} does not hold (and later games do)" if game is None
-               else f"but that game ({GAMES_FILE}:{game[1]}) does not list {'it' if len(stray) == 1 else 'them'}")
+        why = (
+            f"which {GAMES_FILE} does not hold (and later games do)"
+            if game is None
+            else f"but that game ({GAMES_FILE}:{game[1]}) does not list {'it' if len(stray) == 1 else 'them'}"
+        )
         found.append(Finding(CALLS_FILE, stray[0][1], f"{what} {'is' if len(stray) == 1 else 'are'} of {phase} game {index}, {why}"))
     notes = [f"calls {unfinished[0]}-{unfinished[-1]} belong to a game the run stopped in (not on record)"] if unfinished else []
     return found, notes

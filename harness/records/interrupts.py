@@ -95,8 +95,10 @@ class StopRequest:
         self.signum = signum
         name = signal.Signals(signum).name
         then = "finish" if self.grace_s is None else f"get {self.grace_s:g} s to finish"
-        self.say(f"stopping ({name}): no new {self.unit}; the {self.unit} in flight {then} and every record is "
-                 "written; press Ctrl-C again to stop at once (the run still resumes)")
+        self.say(
+            f"stopping ({name}): no new {self.unit}; the {self.unit} in flight {then} and every record is "
+            "written; press Ctrl-C again to stop at once (the run still resumes)"
+        )
         self.on_first()
         if self.grace_s is not None and not self.settled:
             self._timer = threading.Timer(self.grace_s, self._out_of_grace)
@@ -135,9 +137,15 @@ class StopRequest:
 
 
 @contextmanager
-def stop_on_interrupt(grace_s: float | None = GRACE_S, say: Callable[[str], None] = _say, unit: str = "games", *,
-                      on_first: Callable[[], None] = _nothing, on_force: Callable[[], None] = _nothing,
-                      exit_hint: str | None = None) -> Iterator[StopRequest]:
+def stop_on_interrupt(
+    grace_s: float | None = GRACE_S,
+    say: Callable[[str], None] = _say,
+    unit: str = "games",
+    *,
+    on_first: Callable[[], None] = _nothing,
+    on_force: Callable[[], None] = _nothing,
+    exit_hint: str | None = None,
+) -> Iterator[StopRequest]:
     """Handle SIGINT/SIGTERM as described above while the block runs (outside the main thread: no handlers)."""
     stop = StopRequest(grace_s, say, unit, on_first, on_force, exit_hint)
     with handling(stop):

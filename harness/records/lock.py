@@ -38,8 +38,10 @@ def writer_lock(run_dir: Path) -> Iterator[None]:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(descriptor, 1000, 0).decode("utf-8", "replace").strip() or "a process that has not said"
-            raise RunLocked(f"{run_dir} is being written by another process ({holder}); wait for it to finish or "
-                            "stop it (its lock goes with it), then resume") from None
+            raise RunLocked(
+                f"{run_dir} is being written by another process ({holder}); wait for it to finish or "
+                "stop it (its lock goes with it), then resume"
+            ) from None
         os.ftruncate(descriptor, 0)
         holder = f"pid {os.getpid()} on {socket.gethostname()}, since {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC"
         os.pwrite(descriptor, (holder + "\n").encode(), 0)  # not the command line: it names the environment

@@ -45,9 +45,7 @@ def git_commit(root: Path = REPO_ROOT) -> dict[str, object] | None:
 
 def _git(root: Path, *args: str) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=False,
-        )
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

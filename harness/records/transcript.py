@@ -55,9 +55,25 @@ from harness.records.entries import (
 
 # The record types and file names are re-exported: the runs import them from here.
 __all__ = [
-    "CACHE_FILE", "CALLS_FILE", "GAMES_FILE", "MANIFEST_FILE", "PHASES", "TRANSCRIPT_SCHEMA",
-    "CallEntry", "GameEntry", "Log", "ResumePoint", "RunManifest", "TranscriptError", "TranscriptReader",
-    "TranscriptWriter", "open_log_for_append", "parse_log", "read_log", "read_manifest", "resume_point",
+    "CACHE_FILE",
+    "CALLS_FILE",
+    "GAMES_FILE",
+    "MANIFEST_FILE",
+    "PHASES",
+    "TRANSCRIPT_SCHEMA",
+    "CallEntry",
+    "GameEntry",
+    "Log",
+    "ResumePoint",
+    "RunManifest",
+    "TranscriptError",
+    "TranscriptReader",
+    "TranscriptWriter",
+    "open_log_for_append",
+    "parse_log",
+    "read_log",
+    "read_manifest",
+    "resume_point",
 ]
 
 Record = TypeVar("Record", bound=VersionedRecord)
@@ -104,11 +120,16 @@ def parse_log(chain: ChainScan, model: type[Record], verify: bool = True) -> Log
             problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in error.errors())
             raise TranscriptError(f"corrupted {model.__name__} line: {problem}", path, link.number) from None
         if verify and link.prev_hash is None and not record.legacy:
-            raise TranscriptError(f"the line carries no prev_hash, which every schema {record.schema_version} line has: "
-                                  "it was edited (run 'arena replay' for every finding)", path, link.number)
+            raise TranscriptError(
+                f"the line carries no prev_hash, which every schema {record.schema_version} line has: "
+                "it was edited (run 'arena replay' for every finding)",
+                path,
+                link.number,
+            )
         if verify and link.prev_hash is not None and link.prev_hash != expected:
-            raise TranscriptError(f"the hash chain breaks here: {broken_link_message(before)} "
-                                  "(run 'arena replay' for every finding)", path, link.number)
+            raise TranscriptError(
+                f"the hash chain breaks here: {broken_link_message(before)} (run 'arena replay' for every finding)", path, link.number
+            )
         expected, before = link.hash, link.number
         records.append(record)
     return Log(chain, tuple(records))
@@ -119,8 +140,9 @@ def _check_unique(log: Log[Any], keys: list[Any], what: str) -> None:
     for index, key in enumerate(keys):
         number = log.line(index)
         if key in seen:
-            raise TranscriptError(f"{what} {key} appears again (first on line {seen[key]}): a record was double-written",
-                                  log.chain.path, number)
+            raise TranscriptError(
+                f"{what} {key} appears again (first on line {seen[key]}): a record was double-written", log.chain.path, number
+            )
         seen[key] = number
 
 
@@ -144,8 +166,9 @@ class TranscriptReader:
     def manifest(self) -> RunManifest:
         manifest = read_manifest(self.run_dir)
         if manifest is None:
-            raise TranscriptError("the run has no manifest (it holds the run's config and the seal of its files)",
-                                  self.run_dir / MANIFEST_FILE)
+            raise TranscriptError(
+                "the run has no manifest (it holds the run's config and the seal of its files)", self.run_dir / MANIFEST_FILE
+            )
         return manifest
 
     def games(self) -> list[GameEntry]:
@@ -266,8 +289,11 @@ class TranscriptWriter:
             self._truncate(GAMES_FILE, games.chain.good_bytes, "an incomplete last game line")
         if calls.torn or keep < len(calls.records):
             size = calls.chain.links[keep - 1].end if keep else 0
-            self._truncate(CALLS_FILE, size, f"{len(calls.records) - keep} call(s) of an unfinished game"
-                           + (" and an incomplete last line" if calls.torn else ""))
+            self._truncate(
+                CALLS_FILE,
+                size,
+                f"{len(calls.records) - keep} call(s) of an unfinished game" + (" and an incomplete last line" if calls.torn else ""),
+            )
         self._tails[GAMES_FILE] = _Tail(len(games.records), games.chain.last_hash)
         self._tails[CALLS_FILE] = _Tail(keep, calls.chain.links[keep - 1].hash if keep else GENESIS_HASH)
         self._phases.update(g.phase for g in games.records)
@@ -338,8 +364,9 @@ class TranscriptWriter:
             handle.close()
         manifest = read_manifest(self.run_dir)
         if manifest is not None:
-            self._write_manifest_file(manifest.model_copy(update={
-                "schema_version": TRANSCRIPT_SCHEMA, "chains": self.seals(), "sealed_at": datetime.now(UTC)}))
+            self._write_manifest_file(
+                manifest.model_copy(update={"schema_version": TRANSCRIPT_SCHEMA, "chains": self.seals(), "sealed_at": datetime.now(UTC)})
+            )
 
     def __enter__(self) -> TranscriptWriter:
         return self
@@ -353,9 +380,16 @@ def _check_against_seal(chain: ChainScan, seal: ChainSeal | None) -> None:
     if seal is None or seal.lines == 0:
         return
     if len(chain.links) < seal.lines:
-        raise TranscriptError(f"the manifest seals {seal.lines} line(s), the file holds {len(chain.links)}: lines were lost "
-                              "after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)", chain.path)
+        raise TranscriptError(
+            f"the manifest seals {seal.lines} line(s), the file holds {len(chain.links)}: lines were lost "
+            "after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)",
+            chain.path,
+        )
     sealed = chain.links[seal.lines - 1]
     if sealed.hash != seal.last_hash:
-        raise TranscriptError("this is not the line the manifest sealed: the file was changed after the run was sealed, "
-                              "so it cannot be resumed safely ('arena replay' shows where)", chain.path, sealed.number)
+        raise TranscriptError(
+            "this is not the line the manifest sealed: the file was changed after the run was sealed, "
+            "so it cannot be resumed safely ('arena replay' shows where)",
+            chain.path,
+            sealed.number,
+        )

@@ -91,9 +91,13 @@ def _run(wire: Wire, job: AgentJob) -> None:
         error = f"BudgetExhausted: {exhausted}"
     except Exception as failure:  # noqa: BLE001 - reported to the referee, which records the pair as failed
         error = f"{type(failure).__name__}: {failure}"
-    wire.send("adapted", error=error, seconds=time.perf_counter() - started,
-              usage=grants.usage.model_dump(mode="json") if grants else None,
-              extras=agent_extras(agent, job.curve_points) if agent is not None else {})
+    wire.send(
+        "adapted",
+        error=error,
+        seconds=time.perf_counter() - started,
+        usage=grants.usage.model_dump(mode="json") if grants else None,
+        extras=agent_extras(agent, job.curve_points) if agent is not None else {},
+    )
     while wire.recv("snapshot", "finish")["op"] == "snapshot":
         serve_moves(wire, agent, job.rules)
 
@@ -157,8 +161,9 @@ def agent_extras(agent: Any, curve_points: tuple[tuple[float, ...], tuple[float,
     if callable(getattr(agent, "weight_curve", None)) and progress_points:
         try:
             rhos = np.asarray(rho_points)
-            extras["weight_curves"] = {f"{p:g}": np.asarray(agent.weight_curve(p, rhos), dtype=float).round(6).tolist()
-                                       for p in progress_points}
+            extras["weight_curves"] = {
+                f"{p:g}": np.asarray(agent.weight_curve(p, rhos), dtype=float).round(6).tolist() for p in progress_points
+            }
         except Exception as error:  # noqa: BLE001
             notes.append(f"weight_curve() failed: {type(error).__name__}: {error}")
     return extras | {"notes": notes}

@@ -98,8 +98,9 @@ class ForwardedCache(ResponseCache):
     def __init__(self, wire: Wire, records: tuple[dict[str, Any], ...]) -> None:
         super().__init__(None)
         for record in records:
-            response = (CachedFailure.model_validate(record["failure"]) if "failure" in record
-                        else ModelResponse.model_validate(record["response"]))
+            response = (
+                CachedFailure.model_validate(record["failure"]) if "failure" in record else ModelResponse.model_validate(record["response"])
+            )
             super().put(record["key"], response)
         self._wire = wire
 
@@ -189,8 +190,14 @@ def stop_fields(failure: BaseException) -> dict[str, Any]:
     if isinstance(failure, RunInterrupted):
         return {"kind": "interrupted", "error": str(failure)}
     if isinstance(failure, EndpointDown):
-        return {"kind": "down", "endpoint": failure.endpoint, "cause": failure.cause, "error_kind": failure.kind,
-                "status_code": failure.status_code, "error": str(failure)}
+        return {
+            "kind": "down",
+            "endpoint": failure.endpoint,
+            "cause": failure.cause,
+            "error_kind": failure.kind,
+            "status_code": failure.status_code,
+            "error": str(failure),
+        }
     return {"kind": "error", "error": f"{type(failure).__name__}: {failure}"[:2000]}
 
 
@@ -204,8 +211,9 @@ def _sinks(wire: Wire) -> ModelSinks:
     def on_strategy(batch_start: int, strategy: Any, error: str | None, new: bool) -> None:
         wire.send("strategy", batch_start=batch_start, strategy=strategy.model_dump(mode="json"), error=error, new=new)
 
-    return ModelSinks(on_call=lambda fields: wire.send("call", fields=fields), on_game=on_game,
-                      on_belief=on_belief, on_strategy=on_strategy)
+    return ModelSinks(
+        on_call=lambda fields: wire.send("call", fields=fields), on_game=on_game, on_belief=on_belief, on_strategy=on_strategy
+    )
 
 
 class MoveServer:
@@ -268,5 +276,6 @@ class MoveServer:
             return
         decisions.append((state.to_move, decision))
         kinds = [attempt.failure_kind.value if attempt.failure_kind else None for attempt in decision.attempts]
-        self._wire.send("move", game=game, move=decision.move, forfeited=decision.forfeited,
-                        fallback_used=decision.fallback_used, kinds=kinds)
+        self._wire.send(
+            "move", game=game, move=decision.move, forfeited=decision.forfeited, fallback_used=decision.fallback_used, kinds=kinds
+        )

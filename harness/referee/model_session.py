@@ -81,8 +81,12 @@ def stop_error(stop: Any) -> Exception:
         return RunInterrupted(error)
     if stop.get("kind") == "down":
         status = stop.get("status_code")
-        return EndpointDown(str(stop.get("endpoint", "?")), str(stop.get("cause", error)), kind=str(stop.get("error_kind", "?")),
-                            status_code=status if isinstance(status, int) else None)
+        return EndpointDown(
+            str(stop.get("endpoint", "?")),
+            str(stop.get("cause", error)),
+            kind=str(stop.get("error_kind", "?")),
+            status_code=status if isinstance(status, int) else None,
+        )
     return AgentStopped(f"the model agent's process failed: {error}")
 
 
@@ -134,27 +138,39 @@ class ModelSession:
             key = message.get("key")
             if not isinstance(key, str):
                 raise ProtocolViolation("op 'cache_put': field 'key' must be a string")
-            entry = (CachedFailure.model_validate(message["failure"]) if "failure" in message
-                     else ModelResponse.model_validate(message.get("response")))
+            entry = (
+                CachedFailure.model_validate(message["failure"])
+                if "failure" in message
+                else ModelResponse.model_validate(message.get("response"))
+            )
             self._sinks.cache_put(key, entry)
         elif op == "adapt_game":
             self._adapt_game(int_field(message, "index"), FailureCounts.model_validate(message.get("failures") or {}))
         elif op == "belief":
             belief = message.get("belief")
             error = message.get("error")
-            self._sinks.belief(int_field(message, "checkpoint"), Belief.model_validate(belief) if belief is not None else None,
-                               None if error is None else str(error)[:2000])
+            self._sinks.belief(
+                int_field(message, "checkpoint"),
+                Belief.model_validate(belief) if belief is not None else None,
+                None if error is None else str(error)[:2000],
+            )
         elif op == "strategy":
             error = message.get("error")
-            self._sinks.strategy(int_field(message, "batch_start"), Strategy.model_validate(message.get("strategy")),
-                                 None if error is None else str(error)[:2000], bool(message.get("new")))
+            self._sinks.strategy(
+                int_field(message, "batch_start"),
+                Strategy.model_validate(message.get("strategy")),
+                None if error is None else str(error)[:2000],
+                bool(message.get("new")),
+            )
         else:
             raise ProtocolViolation(f"op {op!r} is not a message of a model agent's process")
 
     def _adapt_game(self, index: int, failures: FailureCounts) -> None:
         if index != self._next_game or index >= self.referee.games_played:
-            raise ProtocolViolation(f"op 'adapt_game': game {index} is not the next game the referee scored "
-                                    f"(next: {self._next_game}, scored: {self.referee.games_played})")
+            raise ProtocolViolation(
+                f"op 'adapt_game': game {index} is not the next game the referee scored "
+                f"(next: {self._next_game}, scored: {self.referee.games_played})"
+            )
         self._sinks.game(index, self.referee.ledger.records[index], self.referee.forfeits.get(index), failures)
         self._next_game += 1
 
@@ -174,8 +190,9 @@ class ModelSession:
 
         async def decide(observation: Observation) -> MoveDecision:
             state = observation.state
-            reply = await self._ask(self._moves, number, "act",
-                                    state=[state.black, state.white, state.to_move, state.placed_black, state.placed_white])
+            reply = await self._ask(
+                self._moves, number, "act", state=[state.black, state.white, state.to_move, state.placed_black, state.placed_white]
+            )
             return _decision(reply)
 
         return decide
@@ -236,8 +253,9 @@ class ModelSession:
             return self._wire.recv()
         except AgentProcessGone:
             self._process.join(JOIN_SECONDS)
-            raise AgentProcessGone(f"the model agent's process exited with code {self._process.exitcode} "
-                                   "(a crash, os._exit, or killed; see its stderr above)") from None
+            raise AgentProcessGone(
+                f"the model agent's process exited with code {self._process.exitcode} (a crash, os._exit, or killed; see its stderr above)"
+            ) from None
 
     def interrupt(self) -> None:
         """Pass the operator's interrupt on: the agent process starts no new model call or game (see model_process)."""
@@ -268,7 +286,6 @@ def _decision(reply: dict[str, Any]) -> MoveDecision:
     known = {kind.value for kind in FailureKind}
     if any(kind is not None and kind not in known for kind in kinds):
         raise ProtocolViolation(f"op 'move': failure kinds must be among {sorted(known)} or null, got {kinds[:5]}")
-    attempts = [Attempt((), None, None, None, "call_failed" if kind else "legal", FailureKind(kind) if kind else None)
-                for kind in kinds]
+    attempts = [Attempt((), None, None, None, "call_failed" if kind else "legal", FailureKind(kind) if kind else None) for kind in kinds]
     forfeited = bool(reply.get("forfeited"))
     return MoveDecision(None if forfeited else move, forfeited, attempts, bool(reply.get("fallback_used")))

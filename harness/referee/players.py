@@ -61,10 +61,14 @@ def rules_message(rules: Rules) -> dict[str, Any]:
     """The public rules as JSON: the layout (size, obstacles, starting discs, name) and the turn limit."""
     layout = rules.layout
     return {
-        "rows": layout.rows, "cols": layout.cols, "name": layout.name,
-        "obstacles": sorted(map(list, layout.obstacles)), "black": sorted(map(list, layout.black)),
+        "rows": layout.rows,
+        "cols": layout.cols,
+        "name": layout.name,
+        "obstacles": sorted(map(list, layout.obstacles)),
+        "black": sorted(map(list, layout.black)),
         "white": sorted(map(list, layout.white)),
-        "turn_limit": rules.turn_limit, "turn_counting": rules.turn_counting,
+        "turn_limit": rules.turn_limit,
+        "turn_counting": rules.turn_counting,
     }
 
 
@@ -161,8 +165,10 @@ class _Seat:
             raise RuntimeError("no game: the referee must send new_game first")
         proposal = self._agent.act(observe(self._rules, state, legal))
         if isinstance(proposal, bool) or not isinstance(proposal, numbers.Integral):
-            raise TypeError(f"act() returned {str(proposal)[:80]!r} of type {type(proposal).__name__}; "
-                            "it must return a flat move index (int, row * cols + col)")
+            raise TypeError(
+                f"act() returned {str(proposal)[:80]!r} of type {type(proposal).__name__}; "
+                "it must return a flat move index (int, row * cols + col)"
+            )
         return int(proposal)
 
 

@@ -80,21 +80,35 @@ class Referee:
         else:
             rewards = (-1, 1) if forfeit == BLACK else (1, -1)
         record = GameRecord.model_construct(  # every field computed here from the verified replay
-            layout=rules.layout.name, black_policy=_name(message, "black"), white_policy=_name(message, "white"),
-            moves=tuple(moves), black=replayed.black, white=replayed.white,
+            layout=rules.layout.name,
+            black_policy=_name(message, "black"),
+            white_policy=_name(message, "white"),
+            moves=tuple(moves),
+            black=replayed.black,
+            white=replayed.white,
             rho_black=float(rho_fraction(replayed.black, replayed.white)),
-            rho_white=float(rho_fraction(replayed.white, replayed.black)), rewards=rewards, plies=len(moves),
+            rho_white=float(rho_fraction(replayed.white, replayed.black)),
+            rewards=rewards,
+            plies=len(moves),
         )
         if forfeit is not None:
             self.forfeits[self.games_played] = forfeit
         self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record)})
-        return {"op": "scored", "black": replayed.black, "white": replayed.white, "rewards": list(rewards),
-                "games_played": self.games_played}
+        return {
+            "op": "scored",
+            "black": replayed.black,
+            "white": replayed.white,
+            "rewards": list(rewards),
+            "games_played": self.games_played,
+        }
 
     def _refuse(self) -> dict[str, Any]:
         self.refused_games += 1
-        return {"op": "refused", "error": f"budget of {self._ledger.budget} games used up: {self.games_played} games "
-                                          f"played on {self._ledger.layout!r}; no further game is allowed"}
+        return {
+            "op": "refused",
+            "error": f"budget of {self._ledger.budget} games used up: {self.games_played} games "
+            f"played on {self._ledger.layout!r}; no further game is allowed",
+        }
 
     def _record_usage(self, **update: Any) -> None:
         usage = self._ledger.privileged.model_copy(update=update)

@@ -59,15 +59,23 @@ class RemoteArena(LedgerView):
         black, white, rewards = reply.get("black"), reply.get("white"), reply.get("rewards")
         if not (type(black) is int and type(white) is int and isinstance(rewards, list) and len(rewards) == 2):
             raise ProtocolViolation(f"the referee's answer to a recorded game is malformed: {reply}")
-        record = GameRecord(layout=self._rules.layout.name, black_policy=name, white_policy=name, moves=tuple(moves),
-                            black=black, white=white, rho_black=float(rho_fraction(black, white)),
-                            rho_white=float(rho_fraction(white, black)), rewards=(int(rewards[0]), int(rewards[1])),
-                            plies=len(moves))
+        record = GameRecord(
+            layout=self._rules.layout.name,
+            black_policy=name,
+            white_policy=name,
+            moves=tuple(moves),
+            black=black,
+            white=white,
+            rho_black=float(rho_fraction(black, white)),
+            rho_white=float(rho_fraction(white, black)),
+            rewards=(int(rewards[0]), int(rewards[1])),
+            plies=len(moves),
+        )
         self._ledger = self._ledger.model_copy(update={"records": (*self._ledger.records, record)})
         return record
 
     async def play_verified(
-        self, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None,
+        self, decide_black: Decide, decide_white: Decide, names: tuple[str, str] | None = None
     ) -> tuple[VerifiedGame, list[PlyDecision]]:
         """Like :meth:`play` with deciders that may await (model agents); several may be under way at once (a wave),
         each submitted when the games started before it have been (:mod:`harness.play.open_games`)."""
@@ -99,8 +107,7 @@ class RemoteArena(LedgerView):
 
     def _submit(self, game: VerifiedGame) -> GameRecord:
         local = game.record
-        self._wire.send("game", moves=list(local.moves), black=local.black_policy, white=local.white_policy,
-                        forfeit=game.forfeit_by)
+        self._wire.send("game", moves=list(local.moves), black=local.black_policy, white=local.white_policy, forfeit=game.forfeit_by)
         reply = self._reply()
         scored = (reply.get("black"), reply.get("white"), reply.get("rewards"))
         if scored[:2] != (local.black, local.white) or not isinstance(scored[2], list) or len(scored[2]) != 2:

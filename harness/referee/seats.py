@@ -61,8 +61,17 @@ class Seat:
     def new_game(self, rules: Rules, spec: str, seed: int, stream: int, who: str = "", side: str = "a") -> RemotePlayer:
         """Have a fresh agent built for a game's ``side`` ("a" or "b"); raises :class:`AgentFailed` if it cannot be."""
         self.start()
-        reply = self.ask(spec, who, "new_game", rules=_rules_text(rules), spec=spec, seed=seed, stream=stream,
-                         side=side, expected=("ready", "game_error"))
+        reply = self.ask(
+            spec,
+            who,
+            "new_game",
+            rules=_rules_text(rules),
+            spec=spec,
+            seed=seed,
+            stream=stream,
+            side=side,
+            expected=("ready", "game_error"),
+        )
         if reply["op"] == "game_error":
             error = str(reply.get("error"))[:2000]
             raise AgentFailed(spec, who, f"cannot be built: {error}", error)
@@ -77,15 +86,15 @@ class Seat:
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe(duplex=True)
-        self._process = context.Process(target=player_main, args=(theirs, PlayerJob(plugin_sources())), daemon=True,
-                                        name=f"arena-player-{self.label}")
+        self._process = context.Process(
+            target=player_main, args=(theirs, PlayerJob(plugin_sources())), daemon=True, name=f"arena-player-{self.label}"
+        )
         self._process.start()
         theirs.close()  # only the player process holds that end: its exit ends our reads
         self._wire = Wire(ours)
         self.started += 1
 
-    def ask(self, agent: str, who: str, op: str, /, *, expected: tuple[str, ...], spin_s: float = 0.0,
-            **fields: Any) -> dict[str, Any]:
+    def ask(self, agent: str, who: str, op: str, /, *, expected: tuple[str, ...], spin_s: float = 0.0, **fields: Any) -> dict[str, Any]:
         """Send one message and read the answer; any failure ends the process and is an :class:`AgentFailed`."""
         if self._wire is None:
             raise AgentFailed(agent, who, "its player process was stopped after an earlier failure")
@@ -147,10 +156,15 @@ class RemotePlayer:
     def act(self, observation: Observation) -> int:
         state = observation.state
         reply = self._seat.ask(
-            self.name, self._who, "act", state=[state.black, state.white, state.to_move, state.placed_black,
-                                                state.placed_white],
-            legal=list(observation.legal_moves), side=self._side, expected=("move", "act_error"),
-            spin_s=self._seat.spin_s)
+            self.name,
+            self._who,
+            "act",
+            state=[state.black, state.white, state.to_move, state.placed_black, state.placed_white],
+            legal=list(observation.legal_moves),
+            side=self._side,
+            expected=("move", "act_error"),
+            spin_s=self._seat.spin_s,
+        )
         if reply["op"] == "act_error":
             error = str(reply.get("error"))[:2000]
             raise AgentFailed(self.name, self._who, f"failed to choose a move: {error}", error)

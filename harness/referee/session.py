@@ -62,8 +62,7 @@ class AgentSession:
         self._name = job.agent
         context = agent_context()
         ours, theirs = context.Pipe(duplex=True)
-        self._process = context.Process(target=agent_main, args=(theirs, job, environment()), daemon=True,
-                                        name="arena-agent")
+        self._process = context.Process(target=agent_main, args=(theirs, job, environment()), daemon=True, name="arena-agent")
         self._process.start()
         theirs.close()  # only the agent process holds that end: its exit ends our reads
         self._wire = Wire(ours)
@@ -94,8 +93,10 @@ class AgentSession:
             return self._wire.recv()
         except AgentProcessGone:
             self._process.join(JOIN_SECONDS)
-            raise AgentProcessGone(f"the agent process exited with code {self._process.exitcode} before it finished "
-                                   "adapting (a crash, os._exit, or killed; see its stderr above)") from None
+            raise AgentProcessGone(
+                f"the agent process exited with code {self._process.exitcode} before it finished "
+                "adapting (a crash, os._exit, or killed; see its stderr above)"
+            ) from None
 
     def _frozen_agent(self) -> Policy:
         self._wire.send("snapshot")
@@ -111,9 +112,11 @@ class AgentSession:
         error = message.get("error")
         seconds = message.get("seconds")
         extras = message.get("extras")
-        return Adapted(error=str(error) if error is not None else None,
-                       seconds=float(seconds) if isinstance(seconds, (int, float)) else 0.0,
-                       extras=extras if isinstance(extras, dict) else {})
+        return Adapted(
+            error=str(error) if error is not None else None,
+            seconds=float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+            extras=extras if isinstance(extras, dict) else {},
+        )
 
     def close(self) -> None:
         """Tell the agent process to finish and wait for it (ended by force after a few seconds)."""

@@ -49,8 +49,10 @@ def warm() -> None:
         _import_torch()
         _first_moves()
     except Exception as failure:  # noqa: BLE001 - warming is an optimisation; agent processes start without it
-        print(f"note: the agent processes' server could not warm up ({type(failure).__name__}: {failure}); "
-              "agent processes start slower", file=sys.stderr)
+        print(
+            f"note: the agent processes' server could not warm up ({type(failure).__name__}: {failure}); agent processes start slower",
+            file=sys.stderr,
+        )
 
 
 warm()

@@ -47,8 +47,9 @@ class Wire:
         except EOFError:
             raise AgentProcessGone("the other end of the referee's pipe closed (the process exited)") from None
         except OSError as error:
-            raise ProtocolViolation(f"unreadable message ({error}); messages are JSON objects of at most "
-                                    f"{MAX_MESSAGE_BYTES} bytes") from None
+            raise ProtocolViolation(
+                f"unreadable message ({error}); messages are JSON objects of at most {MAX_MESSAGE_BYTES} bytes"
+            ) from None
         try:
             message = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):

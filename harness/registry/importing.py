@@ -64,8 +64,10 @@ def import_file(path: Path) -> ModuleType:
     path = path.expanduser().resolve()
     if not path.is_file():
         problem = "is not a file" if path.exists() else "does not exist"
-        raise AgentSpecError(f"plugin file {str(path)!r} {problem}: give the path of a .py file "
-                             "that declares agents with @agents.spec.register, or a dotted module name")
+        raise AgentSpecError(
+            f"plugin file {str(path)!r} {problem}: give the path of a .py file "
+            "that declares agents with @agents.spec.register, or a dotted module name"
+        )
     if path.suffix != ".py":
         raise AgentSpecError(f"plugin file {str(path)!r} is not a .py file: give a Python source file or a dotted module name")
     name = file_module_name(path)
@@ -101,8 +103,10 @@ def import_module_named(name: str, what: str = "agent module") -> ModuleType:
     except ModuleNotFoundError as missing:
         if missing.name is not None and name != missing.name and not name.startswith(missing.name + "."):
             raise AgentSpecError(f"{what} {name!r} failed to import: {_describe(missing)}") from None
-        raise AgentSpecError(f"cannot import {what} {name!r} ({missing}): give an importable module name, "
-                             "with its folder on sys.path (PYTHONPATH), or the path of a .py file") from None
+        raise AgentSpecError(
+            f"cannot import {what} {name!r} ({missing}): give an importable module name, "
+            "with its folder on sys.path (PYTHONPATH), or the path of a .py file"
+        ) from None
     except Exception as error:  # noqa: BLE001 - a plugin may raise anything while importing
         raise AgentSpecError(f"{what} {name!r} failed to import: {_describe(error)}") from None
 
@@ -126,8 +130,9 @@ def import_entry_point(entry_point: importlib.metadata.EntryPoint) -> tuple[str,
     try:
         loaded = entry_point.load()
     except Exception as error:  # noqa: BLE001 - an installed plugin may raise anything while importing
-        raise AgentSpecError(f"entry point {origin} (an installed plugin) failed to load: {_describe(error)}; "
-                             "fix or uninstall the package that declares it") from None
+        raise AgentSpecError(
+            f"entry point {origin} (an installed plugin) failed to load: {_describe(error)}; fix or uninstall the package that declares it"
+        ) from None
     namespace = vars(loaded) if isinstance(loaded, ModuleType) else {entry_point.name: loaded}
     return origin, declared_entries(namespace)
 
@@ -142,8 +147,10 @@ def inherited_sources() -> list[str]:
     except json.JSONDecodeError:
         sources = None
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
-        raise AgentSpecError(f"environment variable {PLUGINS_ENV}={text!r} is not a JSON list of plugin sources: "
-                             f'write e.g. ["mypkg.agents", "/path/to/agent.py"], or unset it')
+        raise AgentSpecError(
+            f"environment variable {PLUGINS_ENV}={text!r} is not a JSON list of plugin sources: "
+            f'write e.g. ["mypkg.agents", "/path/to/agent.py"], or unset it'
+        )
     return sources
 
 

@@ -78,8 +78,7 @@ def _add(entries: list[AgentEntry], origin: str) -> None:
         taken = _REGISTRY.get(entry.name)
         if taken is not None and taken.factory is not entry.factory:
             holder = _ORIGINS.get(entry.name, taken.factory.__module__)
-            raise AgentSpecError(f"agent name {entry.name!r} (from {_quoted(origin)}) is taken by {_quoted(holder)}: "
-                                 "choose another name")
+            raise AgentSpecError(f"agent name {entry.name!r} (from {_quoted(origin)}) is taken by {_quoted(holder)}: choose another name")
     for entry in entries:
         if entry.name not in _REGISTRY:
             _REGISTRY[entry.name] = entry

@@ -44,7 +44,7 @@ class LineReader:
             end = self._buffer.find(b"\n", scanned)
             if end >= 0:
                 line = bytes(self._buffer[:end])
-                del self._buffer[:end + 1]
+                del self._buffer[: end + 1]
                 return line
             scanned = len(self._buffer)
             if scanned > self._max:
@@ -76,7 +76,7 @@ class OutputDrain:
         try:
             while chunk := os.read(fd, 1 << 16):
                 if len(self.head) < self._kept:
-                    self.head += chunk[:self._kept - len(self.head)]
+                    self.head += chunk[: self._kept - len(self.head)]
                 self.total += len(chunk)
                 if self.total > self._allowed and not self.overflowed:
                     self.overflowed = True

@@ -38,8 +38,9 @@ _SIGNAL_KINDS = {signal.SIGXCPU: FailureKind.TIMEOUT}
 class SandboxWorker:
     """A candidate program loaded in its own sandboxed worker process, serving many calls."""
 
-    def __init__(self, source: str, limits: Limits | None = None, *, unsandboxed: bool = False, guard: bool = True,
-                 check_mutation: bool = True) -> None:
+    def __init__(
+        self, source: str, limits: Limits | None = None, *, unsandboxed: bool = False, guard: bool = True, check_mutation: bool = True
+    ) -> None:
         if not unsandboxed and (problem := command.bubblewrap_problem()) is not None:
             raise SandboxUnavailable(f"{command.INSTALL_HINT} ({problem})")
         self.source, self.limits = source, limits or Limits()
@@ -69,8 +70,14 @@ class SandboxWorker:
             self.restarts += 1
         self._started_once = True
         self._spawn()
-        load = {"source": self.source, "limits": self._rlimits(), "guard": self.guard,
-                "check_mutation": self.check_mutation, "readable": self._readable(), "tmp": self._tmp_path()}
+        load = {
+            "source": self.source,
+            "limits": self._rlimits(),
+            "guard": self.guard,
+            "check_mutation": self.check_mutation,
+            "readable": self._readable(),
+            "tmp": self._tmp_path(),
+        }
         result = self._exchange(load, self.limits.start_s, expect_id=0)
         if result.ok:
             self.functions = tuple(result.value["functions"])
@@ -195,8 +202,11 @@ class SandboxWorker:
             return self._fatal(FailureKind.BAD_OUTPUT, f"the program printed more than {self._output_allowed()} bytes")
         # bubblewrap reports a child killed by signal N as exit status 128 + N
         signum = -code if code is not None and code < 0 else (code - 128 if code is not None and code > 128 else 0)
-        kind = _SIGNAL_KINDS.get(signal.Signals(signum), FailureKind.WORKER_DIED) if signum in signal.valid_signals() \
+        kind = (
+            _SIGNAL_KINDS.get(signal.Signals(signum), FailureKind.WORKER_DIED)
+            if signum in signal.valid_signals()
             else FailureKind.WORKER_DIED
+        )
         why = f"killed by {signal.Signals(signum).name}" if signum in signal.valid_signals() and signum else f"exit {code}"
         if kind is FailureKind.TIMEOUT:
             why += f" (the CPU-time limit of {self.limits.cpu_s} s)"
@@ -209,13 +219,21 @@ class SandboxWorker:
         else:
             self._tmp = tempfile.TemporaryDirectory(prefix="sandbox-unsandboxed-")
             argv, env, cwd = command.unsandboxed_argv(), {"HOME": self._tmp.name, "LANG": "C.UTF-8"}, self._tmp.name
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=env, cwd=cwd, start_new_session=True, close_fds=True, bufsize=0)
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+            bufsize=0,
+        )
         assert process.stdout is not None
         self._process = process
         self._reader = LineReader(process.stdout.fileno(), self.limits.message_bytes)
-        self._drain = OutputDrain(process.stderr, self.limits.kept_output_bytes, self._output_allowed(),
-                                  lambda: _kill_group(process))
+        self._drain = OutputDrain(process.stderr, self.limits.kept_output_bytes, self._output_allowed(), lambda: _kill_group(process))
         self._finalizer = weakref.finalize(self, _kill_group, process)
 
     def _kill(self) -> None:

@@ -27,9 +27,11 @@ from pathlib import Path
 SANDBOX_ROOT = "/opt/arena"
 PACKAGE_DIR = Path(__file__).resolve().parent
 HARNESS_INIT = PACKAGE_DIR.parent / "__init__.py"
-INSTALL_HINT = ("bubblewrap is not installed or cannot run here: install the Debian package 'bubblewrap' "
-                "(as root: apt-get install -y bubblewrap; `make install` does it), or run generated code "
-                "without a sandbox, rlimits only, with --unsandboxed (the manifest and report then say UNSANDBOXED)")
+INSTALL_HINT = (
+    "bubblewrap is not installed or cannot run here: install the Debian package 'bubblewrap' "
+    "(as root: apt-get install -y bubblewrap; `make install` does it), or run generated code "
+    "without a sandbox, rlimits only, with --unsandboxed (the manifest and report then say UNSANDBOXED)"
+)
 UID_BASE = 200_000  # each worker gets its own uid above this, so one worker's processes never count against another's
 _uids = itertools.count()
 # numerical libraries start a thread per core on import; each counts against the process limit
@@ -60,8 +62,7 @@ def bubblewrap_problem() -> str | None:
     if os.geteuid() != 0:
         return "the sandbox runs bubblewrap as root (it drops to an unprivileged uid inside): run as root"
     try:
-        probe = subprocess.run(sandbox_argv(next_uid(), 1 << 20) + ["-c", "pass"], capture_output=True,
-                               timeout=30, env={}, check=False)
+        probe = subprocess.run(sandbox_argv(next_uid(), 1 << 20) + ["-c", "pass"], capture_output=True, timeout=30, env={}, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bubblewrap failed to start: {error}"
     if probe.returncode != 0:
@@ -116,17 +117,50 @@ def sandbox_argv(uid: int, tmp_bytes: int) -> list[str]:
         python = os.path.realpath(sys.executable)
     return [
         shutil.which("bwrap") or "bwrap",
-        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--die-with-parent", "--new-session", "--clearenv",
-        "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/nonexistent", "--setenv", "LANG", "C.UTF-8",
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "PATH",
+        "/nonexistent",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
         *(arg for name in _THREAD_VARIABLES for arg in ("--setenv", name, "1")),
-        "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp",
+        "--size",
+        str(tmp_bytes),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
         *_binds(),
-        "--dev", "/dev", "--proc", "/proc", "--chdir", "/tmp",
-        "--hostname", "sandbox",
-        "--", shutil.which("setpriv") or "/usr/bin/setpriv",
-        f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
-        "--no-new-privs", "--", python, *python_flags(),
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--chdir",
+        "/tmp",
+        "--hostname",
+        "sandbox",
+        "--",
+        shutil.which("setpriv") or "/usr/bin/setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+        python,
+        *python_flags(),
     ]
 
 

@@ -52,8 +52,11 @@ class Failure:
 
     @classmethod
     def from_json(cls, fields: dict[str, Any]) -> Failure:
-        return cls(FailureKind(fields["kind"]), str(fields.get("message", ""))[:TRACEBACK_CHARS],
-                   str(fields.get("traceback", ""))[-TRACEBACK_CHARS:])
+        return cls(
+            FailureKind(fields["kind"]),
+            str(fields.get("message", ""))[:TRACEBACK_CHARS],
+            str(fields.get("traceback", ""))[-TRACEBACK_CHARS:],
+        )
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"

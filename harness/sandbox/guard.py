@@ -15,11 +15,28 @@ import os
 import sys
 from typing import Any
 
-BLOCKED_EVENTS = frozenset({
-    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill", "os.killpg",
-    "subprocess.Popen", "pty.spawn", "socket.__new__", "socket.connect", "socket.bind", "socket.sendto",
-    "socket.sendmsg", "socket.getaddrinfo", "signal.pthread_kill", "sys.addaudithook",
-})
+BLOCKED_EVENTS = frozenset(
+    {
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.kill",
+        "os.killpg",
+        "subprocess.Popen",
+        "pty.spawn",
+        "socket.__new__",
+        "socket.connect",
+        "socket.bind",
+        "socket.sendto",
+        "socket.sendmsg",
+        "socket.getaddrinfo",
+        "signal.pthread_kill",
+        "sys.addaudithook",
+    }
+)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _READABLE_ROOTS = ("/dev/null", "/dev/urandom", "/dev/zero", "/proc/self")
 

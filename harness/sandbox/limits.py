@@ -41,6 +41,12 @@ class Limits:
 
     def rlimits(self) -> dict[str, Any]:
         """The fields the worker applies to itself (sent in its first message)."""
-        return {"cpu_s": int(self.cpu_s), "memory_bytes": self.memory_bytes, "processes": self.processes,
-                "open_files": self.open_files, "file_bytes": self.tmp_bytes, "output_bytes": self.output_bytes,
-                "message_bytes": self.message_bytes}
+        return {
+            "cpu_s": int(self.cpu_s),
+            "memory_bytes": self.memory_bytes,
+            "processes": self.processes,
+            "open_files": self.open_files,
+            "file_bytes": self.tmp_bytes,
+            "output_bytes": self.output_bytes,
+            "message_bytes": self.message_bytes,
+        }

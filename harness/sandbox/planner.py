@@ -93,8 +93,7 @@ def rollout(game: Game, state: Any, rng: random.Random, max_plies: int) -> tuple
     return _returns(game, state, cut=False), plies
 
 
-def mcts(game: Game, state: Any, simulations: int, *, c: float = 1.4, max_plies: int = 200,
-         seed: int = 0) -> dict[str, Any]:
+def mcts(game: Game, state: Any, simulations: int, *, c: float = 1.4, max_plies: int = 200, seed: int = 0) -> dict[str, Any]:
     """UCT from ``state``: the action with the most root visits, and each root action's visits and win rate."""
     rng = random.Random(seed)
     root = _node(game, state, rng)
@@ -105,8 +104,7 @@ def mcts(game: Game, state: Any, simulations: int, *, c: float = 1.4, max_plies:
         node = root
         while not node.terminal and not node.untried and node.children:
             log_n = math.log(node.visits)
-            node = max(node.children, key=lambda edge: edge[1].wins / edge[1].visits
-                       + c * math.sqrt(log_n / edge[1].visits))[1]
+            node = max(node.children, key=lambda edge: edge[1].wins / edge[1].visits + c * math.sqrt(log_n / edge[1].visits))[1]
             path.append(node)
         if not node.terminal and node.untried:
             index = node.untried.pop()
@@ -150,8 +148,9 @@ class _OutOfNodes(Exception):
     """The node budget ran out in the middle of an iteration."""
 
 
-def minimax(game: Game, state: Any, depth: int, *, max_nodes: int = 20_000, seed: int = 0,
-            leaf_playouts: int = 0, max_plies: int = 200) -> dict[str, Any]:
+def minimax(
+    game: Game, state: Any, depth: int, *, max_nodes: int = 20_000, seed: int = 0, leaf_playouts: int = 0, max_plies: int = 200
+) -> dict[str, Any]:
     """Iterative-deepening alpha-beta (negamax) from ``state`` to ``depth`` plies, at most ``max_nodes`` positions.
 
     The value of a position is the zero-sum projection ``(r_me - r_other) / 2`` of
@@ -202,9 +201,16 @@ def minimax(game: Game, state: Any, depth: int, *, max_nodes: int = 20_000, seed
             break
     assert best is not None
     ranked, values = best
-    return {"action": actions[ranked[0]], "actions": [actions[i] for i in ranked],
-            "values": [values[i] + 0.0 for i in ranked], "value": values[ranked[0]] + 0.0, "depth": reached,
-            "nodes": search.nodes, "solved": stopped == "solved", "stopped": stopped}
+    return {
+        "action": actions[ranked[0]],
+        "actions": [actions[i] for i in ranked],
+        "values": [values[i] + 0.0 for i in ranked],
+        "value": values[ranked[0]] + 0.0,
+        "depth": reached,
+        "nodes": search.nodes,
+        "solved": stopped == "solved",
+        "stopped": stopped,
+    }
 
 
 def _actions(game: Game, state: Any) -> list[Any]:
@@ -260,8 +266,7 @@ class _AlphaBeta:
         hint = -1
         if entry is not None:
             stored_depth, value, bound, hint, cut = entry
-            if stored_depth >= depth and (bound == EXACT or (bound == LOWER and value >= beta)
-                                          or (bound == UPPER and value <= alpha)):
+            if stored_depth >= depth and (bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha)):
                 self.cuts += cut
                 return value
         game = self.game

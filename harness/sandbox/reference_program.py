@@ -49,8 +49,15 @@ def initial_state(layout: dict[str, Any]) -> dict[str, Any]:
     for value, name in ((3, "obstacles"), (1, "black"), (2, "white")):
         for r, c in layout[name]:
             board[r * cols + c] = value
-    return {"rows": rows, "cols": cols, "board": board, "player": 0, "placed": [0, 0],
-            "limit": layout.get("turn_limit"), "counting": layout.get("turn_counting", "per_player")}
+    return {
+        "rows": rows,
+        "cols": cols,
+        "board": board,
+        "player": 0,
+        "placed": [0, 0],
+        "limit": layout.get("turn_limit"),
+        "counting": layout.get("turn_counting", "per_player"),
+    }
 
 
 def _may_place(state: dict[str, Any], player: int) -> bool:
@@ -149,6 +156,12 @@ def reference_source(k: float = K) -> str:
 
 def layout_json(layout: Any, turn_limit: int | None = None, turn_counting: str = "per_player") -> dict[str, Any]:
     """An ``engine.layout.Layout`` (or anything with its fields) as the JSON layout the program takes."""
-    return {"rows": layout.rows, "cols": layout.cols, "obstacles": sorted(map(list, layout.obstacles)),
-            "black": sorted(map(list, layout.black)), "white": sorted(map(list, layout.white)),
-            "turn_limit": turn_limit, "turn_counting": turn_counting}
+    return {
+        "rows": layout.rows,
+        "cols": layout.cols,
+        "obstacles": sorted(map(list, layout.obstacles)),
+        "black": sorted(map(list, layout.black)),
+        "white": sorted(map(list, layout.white)),
+        "turn_limit": turn_limit,
+        "turn_counting": turn_counting,
+    }

@@ -29,8 +29,7 @@ from typing import Any
 from harness.sandbox import planner
 from harness.sandbox.guard import Guard
 
-PLANNERS: dict[str, Callable[..., dict[str, Any]]] = {
-    "mcts": planner.mcts, "playouts": planner.playouts, "minimax": planner.minimax}
+PLANNERS: dict[str, Callable[..., dict[str, Any]]] = {"mcts": planner.mcts, "playouts": planner.playouts, "minimax": planner.minimax}
 CWM_FUNCTIONS = ("initial_state", "current_player", "legal_actions", "apply_action", "is_terminal", "returns", "value")
 TRACEBACK_CHARS = 4000
 CHECKED_PLANNER_APPLIES = 100  # the planner checks this many apply_action calls per request for mutation
@@ -156,7 +155,7 @@ class Worker:
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(self.out_fd, view):]
+            view = view[os.write(self.out_fd, view) :]
 
 
 class _PlannerGame:
@@ -187,6 +186,7 @@ class _PlannerGame:
 def _missing(name: str) -> Any:
     def missing(*args: Any) -> Any:
         raise planner.ModelError(f"the program defines no function {name!r}")
+
     return missing
 
 

@@ -168,9 +168,17 @@ class Outcome:
     stopped_by: str  # "decision", "game cap" or "dollar cap"
 
 
-def run_adaptive(agents: Sequence[str], play: PlayGame | None = None, *, alpha: float = ALPHA, max_games: int = 10_000,
-                 max_cost_usd: float | None = None, warmup: int = 1, batch: int = GAMES_PER_PICK,
-                 play_batch: PlayBatch | None = None) -> Outcome:
+def run_adaptive(
+    agents: Sequence[str],
+    play: PlayGame | None = None,
+    *,
+    alpha: float = ALPHA,
+    max_games: int = 10_000,
+    max_cost_usd: float | None = None,
+    warmup: int = 1,
+    batch: int = GAMES_PER_PICK,
+    play_batch: PlayBatch | None = None,
+) -> Outcome:
     """Play ``warmup`` rounds of the round robin (2 games a pair), then widest-undecided-neighbour pairs until decided.
 
     Games are chosen ``batch`` at a time (an even number: ``batch / 2`` picks of two games, colours swapped) from the
@@ -216,12 +224,12 @@ def next_pairings(standing: Standing, picks: int, warmup: int = 1) -> list[tuple
         return chosen
     widths = [standing.score_interval(u, v)[1] - standing.score_interval(u, v)[0] for u, v in candidates]
     ranked = [candidates[k] for k in sorted(range(len(candidates)), key=lambda k: -widths[k])]  # stable: ties by order
-    return chosen + [(standing.agents[u], standing.agents[v])
-                     for u, v in (ranked[k % len(ranked)] for k in range(picks - len(chosen)))]
+    return chosen + [(standing.agents[u], standing.agents[v]) for u, v in (ranked[k % len(ranked)] for k in range(picks - len(chosen)))]
 
 
-def run_round_robin(agents: Sequence[str], play: PlayGame, *, alpha: float = ALPHA, max_games: int = 10_000,
-                    max_cost_usd: float | None = None) -> Outcome:
+def run_round_robin(
+    agents: Sequence[str], play: PlayGame, *, alpha: float = ALPHA, max_games: int = 10_000, max_cost_usd: float | None = None
+) -> Outcome:
     """The fixed schedule: whole rounds of the round robin (2 games a pair), the same test checked after each round."""
     standing = Standing(tuple(agents), alpha)
     played: dict[tuple[str, str], int] = {}
@@ -244,7 +252,7 @@ def _one_by_one(play: PlayGame | None) -> PlayBatch:
 
 
 def _pairs(agents: Sequence[str]) -> list[tuple[str, str]]:
-    return [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
+    return [(a, b) for i, a in enumerate(agents) for b in agents[i + 1 :]]
 
 
 def _order(standing: Standing, played: dict[tuple[str, str], int], pairing: tuple[str, str]) -> GameOrder:
@@ -255,8 +263,7 @@ def _order(standing: Standing, played: dict[tuple[str, str], int], pairing: tupl
     return a, b, index
 
 
-def _play_one(standing: Standing, played: dict[tuple[str, str], int], pairing: tuple[str, str],
-              play: PlayGame) -> Standing:
+def _play_one(standing: Standing, played: dict[tuple[str, str], int], pairing: tuple[str, str], play: PlayGame) -> Standing:
     a, b, index = _order(standing, played, pairing)
     score, cost = play(a, b, index)
     return standing.record(Game(a, b, score), cost)

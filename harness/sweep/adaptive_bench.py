@@ -71,12 +71,12 @@ class SeedResult:
 
     def success(self, pool: Pool) -> bool:
         """Adaptive decided the true order with at most half the round robin's games (the round robin also decided)."""
-        return (self.correct(pool, self.adaptive) and self.round_robin.decided
-                and 2 * self.adaptive.games <= self.round_robin.games)
+        return self.correct(pool, self.adaptive) and self.round_robin.decided and 2 * self.adaptive.games <= self.round_robin.games
 
 
-def bench_adaptive(pool: Pool, seeds: Sequence[int], *, alpha: float = ALPHA, max_games: int = 100_000,
-                   cost_per_game: float = 0.0) -> list[SeedResult]:
+def bench_adaptive(
+    pool: Pool, seeds: Sequence[int], *, alpha: float = ALPHA, max_games: int = 100_000, cost_per_game: float = 0.0
+) -> list[SeedResult]:
     """Both schedules on every seed."""
     results = []
     for seed in seeds:

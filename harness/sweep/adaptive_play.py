@@ -67,7 +67,10 @@ class BatchPlayer:
         if self._pool is None:
             players = self.plan.referee and len(self.plan.privileged_agents) < len(self.plan.agents)
             with shielded(self.stop):  # a forced stop waits for the workers to start
-                self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_start_worker,
-                                                 initargs=(plugin_sources(), spin_s(self.jobs), players))
+                self._pool = ProcessPoolExecutor(
+                    self.jobs,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_start_worker,
+                    initargs=(plugin_sources(), spin_s(self.jobs), players),
+                )
         return self._pool

@@ -39,14 +39,7 @@ from harness.sweep.adaptive_play import BatchPlayer
 from harness.sweep.rating import Fit, Game, fit_ratings
 from harness.tournaments.calls_log import CALLS_FILE, CallsLog
 from harness.tournaments.plan import MANIFEST_SCHEMA, GameLine, GameTask, TournamentError, TournamentPlan, check_agents_on_seat
-from harness.tournaments.resume import (
-    GAMES_FILE,
-    RunInterrupted,
-    cut_torn_line,
-    keep_calls_of,
-    plan_of,
-    read_manifest,
-)
+from harness.tournaments.resume import GAMES_FILE, RunInterrupted, cut_torn_line, keep_calls_of, plan_of, read_manifest
 from harness.tournaments.tournament import IN_PROCESS_MODE, REFEREE_MODE, check_run_dir, spin_s
 
 ADAPTIVE_FILE = "adaptive.json"
@@ -74,18 +67,26 @@ class AdaptiveReport:
     fit: Fit | None  # the rating fit of the games played (bootstrap intervals)
 
 
-def run_adaptive_tournament(plan: TournamentPlan, run_dir: Path, settings: AdaptiveSettings | None = None, *,
-                            jobs: int = 1, resume: bool = False, command: str = "",
-                            on_game: Callable[[GameLine], None] | None = None,
-                            stop: StopRequest | None = None) -> AdaptiveReport:
+def run_adaptive_tournament(
+    plan: TournamentPlan,
+    run_dir: Path,
+    settings: AdaptiveSettings | None = None,
+    *,
+    jobs: int = 1,
+    resume: bool = False,
+    command: str = "",
+    on_game: Callable[[GameLine], None] | None = None,
+    stop: StopRequest | None = None,
+) -> AdaptiveReport:
     """Play the adaptive schedule over the plan's round robin (``resume``: continue the run in ``run_dir``)."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise TournamentError(f"jobs={jobs!r}: give 1 or more worker processes")
     if resume:
         recorded = read_adaptive_manifest(run_dir)[2]
         if settings is not None and settings != recorded:
-            raise TournamentError(f"cannot resume {str(run_dir)!r} with other settings ({settings}) than its manifest's "
-                                  f"({recorded}): leave them out")
+            raise TournamentError(
+                f"cannot resume {str(run_dir)!r} with other settings ({settings}) than its manifest's ({recorded}): leave them out"
+            )
         settings = recorded
     else:
         check_run_dir(run_dir)
@@ -105,23 +106,35 @@ def read_adaptive_manifest(run_dir: Path) -> tuple[dict[str, Any], TournamentPla
     """An adaptive tournament's manifest, its plan and its settings; a TournamentError names what is wrong."""
     manifest = read_manifest(run_dir, "tournament")
     if manifest.get("schedule") != "adaptive" or "games_per_pairing_and_env" not in manifest:
-        raise TournamentError(f"cannot resume {str(run_dir)!r} as an adaptive tournament: its manifest is not one "
-                              "(resume a round robin without --adaptive)")
-    settings = AdaptiveSettings(float(manifest["alpha"]), manifest.get("max_games"), manifest.get("max_cost_usd"),
-                                int(manifest.get("batch", GAMES_PER_PICK)))
+        raise TournamentError(
+            f"cannot resume {str(run_dir)!r} as an adaptive tournament: its manifest is not one (resume a round robin without --adaptive)"
+        )
+    settings = AdaptiveSettings(
+        float(manifest["alpha"]), manifest.get("max_games"), manifest.get("max_cost_usd"), int(manifest.get("batch", GAMES_PER_PICK))
+    )
     return manifest, plan_of(manifest), settings
 
 
-def _record(plan: TournamentPlan, run_dir: Path, settings: AdaptiveSettings, player: BatchPlayer, resume: bool,
-            command: str, on_game: Callable[[GameLine], None] | None, stop: StopRequest | None) -> AdaptiveReport:
+def _record(
+    plan: TournamentPlan,
+    run_dir: Path,
+    settings: AdaptiveSettings,
+    player: BatchPlayer,
+    resume: bool,
+    command: str,
+    on_game: Callable[[GameLine], None] | None,
+    stop: StopRequest | None,
+) -> AdaptiveReport:
     run_dir.mkdir(parents=True, exist_ok=True)
     cap = plan.total_games if settings.max_games is None else settings.max_games
     on_record = _recorded(run_dir, plan) if resume else {}
     costs = _call_costs(run_dir) if resume else {}
     if resume:
         manifest = read_manifest(run_dir, "tournament")
-        manifest["resumes"] = [*(manifest.get("resumes") or []), {"at": _now(), "games_on_record": len(on_record),
-                                                                  "command": command, "jobs": player.jobs}]
+        manifest["resumes"] = [
+            *(manifest.get("resumes") or []),
+            {"at": _now(), "games_on_record": len(on_record), "command": command, "jobs": player.jobs},
+        ]
         manifest["status"] = "running"
     else:
         manifest = _manifest(plan, settings, cap, command, player.jobs)
@@ -133,8 +146,14 @@ def _record(plan: TournamentPlan, run_dir: Path, settings: AdaptiveSettings, pla
     def task(order: GameOrder) -> GameTask:
         a, b, k = order
         envs = len(plan.env_ids)
-        return GameTask(plan.env_ids[(k // 2) % envs], index[(a, b)], plan.pairings[index[(a, b)]],
-                        2 * (k // (2 * envs)) + k % 2, plan.seed, plan.referee)
+        return GameTask(
+            plan.env_ids[(k // 2) % envs],
+            index[(a, b)],
+            plan.pairings[index[(a, b)]],
+            2 * (k // (2 * envs)) + k % 2,
+            plan.seed,
+            plan.referee,
+        )
 
     def play_batch(orders: list[GameOrder]) -> list[tuple[float, float]]:
         tasks = [task(order) for order in orders]
@@ -156,13 +175,23 @@ def _record(plan: TournamentPlan, run_dir: Path, settings: AdaptiveSettings, pla
 
     try:
         with (run_dir / GAMES_FILE).open("a", encoding="utf-8") as games_file:
-            outcome = run_adaptive(plan.agents, alpha=settings.alpha, max_games=cap, max_cost_usd=settings.max_cost_usd,
-                                   batch=settings.batch, play_batch=play_batch)
+            outcome = run_adaptive(
+                plan.agents,
+                alpha=settings.alpha,
+                max_games=cap,
+                max_cost_usd=settings.max_cost_usd,
+                batch=settings.batch,
+                play_batch=play_batch,
+            )
         settle(stop)
     except BaseException as error:
         settle(stop)
-        manifest |= {"status": "interrupted" if isinstance(error, RunInterrupted | KeyboardInterrupt) else "failed",
-                     "games_played": len(on_record), "error": f"{type(error).__name__}: {error}", "finished_at": _now()}
+        manifest |= {
+            "status": "interrupted" if isinstance(error, RunInterrupted | KeyboardInterrupt) else "failed",
+            "games_played": len(on_record),
+            "error": f"{type(error).__name__}: {error}",
+            "finished_at": _now(),
+        }
         _write(run_dir / "manifest.json", manifest)
         if isinstance(error, KeyboardInterrupt):
             raise RunInterrupted(len(on_record), cap, forced=True) from None
@@ -179,13 +208,26 @@ def _record(plan: TournamentPlan, run_dir: Path, settings: AdaptiveSettings, pla
 
 def _manifest(plan: TournamentPlan, settings: AdaptiveSettings, cap: int, command: str, jobs: int) -> dict[str, Any]:
     return {
-        "schema_version": MANIFEST_SCHEMA, "kind": "tournament", "schedule": "adaptive", "command": command,
-        "agents": list(plan.agents), "pairings": [{"a": p.a, "b": p.b} for p in plan.pairings],
-        "envs": list(plan.env_ids), "games_per_pairing_and_env": plan.games, "seed": plan.seed,
-        "referee": REFEREE_MODE if plan.referee else IN_PROCESS_MODE, "alpha": settings.alpha, "max_games": cap,
-        "max_cost_usd": settings.max_cost_usd, "batch": settings.batch, "jobs": jobs,
+        "schema_version": MANIFEST_SCHEMA,
+        "kind": "tournament",
+        "schedule": "adaptive",
+        "command": command,
+        "agents": list(plan.agents),
+        "pairings": [{"a": p.a, "b": p.b} for p in plan.pairings],
+        "envs": list(plan.env_ids),
+        "games_per_pairing_and_env": plan.games,
+        "seed": plan.seed,
+        "referee": REFEREE_MODE if plan.referee else IN_PROCESS_MODE,
+        "alpha": settings.alpha,
+        "max_games": cap,
+        "max_cost_usd": settings.max_cost_usd,
+        "batch": settings.batch,
+        "jobs": jobs,
         "games": "chosen a batch at a time from the games before it; the same for any jobs given the same batch",
-        "fixed_schedule_games": plan.total_games, "started_at": _now(), "status": "running"}
+        "fixed_schedule_games": plan.total_games,
+        "started_at": _now(),
+        "status": "running",
+    }
 
 
 def _key(task: GameTask) -> Key:
@@ -203,10 +245,15 @@ def _recorded(run_dir: Path, plan: TournamentPlan) -> dict[Key, GameLine]:
         if not text.strip():
             continue
         line = GameLine.model_validate_json(text)
-        if not 0 <= line.pairing < len(plan.pairings) or line.env_id not in plan.env_ids or GameTask(
-                line.env_id, line.pairing, plan.pairings[line.pairing], line.game, plan.seed).game_seed != line.game_seed:
-            raise TournamentError(f"cannot resume: {path} line {number} (env {line.env_id}, pairing {line.pairing}, "
-                                  f"game {line.game}) is not a game of the plan in manifest.json")
+        if (
+            not 0 <= line.pairing < len(plan.pairings)
+            or line.env_id not in plan.env_ids
+            or GameTask(line.env_id, line.pairing, plan.pairings[line.pairing], line.game, plan.seed).game_seed != line.game_seed
+        ):
+            raise TournamentError(
+                f"cannot resume: {path} line {number} (env {line.env_id}, pairing {line.pairing}, "
+                f"game {line.game}) is not a game of the plan in manifest.json"
+            )
         games.setdefault((line.env_id, line.pairing, line.game), line)
     return games
 
@@ -237,11 +284,14 @@ def _report(plan: TournamentPlan, outcome: Outcome, alpha: float, lines: list[Ga
 
 def report_json(report: AdaptiveReport) -> dict[str, object]:
     """``adaptive.json``: the decision and its cost beside the fixed schedule's."""
-    return {"alpha": report.alpha, **asdict(report.outcome),
-            "test": "anytime-valid confidence sequence per pair (Robbins' normal mixture, sub-Gaussian scores in "
-                    "[0, 1]), Bonferroni over the N(N-1)/2 pairs (harness/sweep/adaptive.py)",
-            "fixed_schedule": {"games": report.fixed_games, "cost_usd_projected": report.fixed_cost_usd},
-            "ratings": [asdict(rating) for rating in report.fit.ratings] if report.fit else []}
+    return {
+        "alpha": report.alpha,
+        **asdict(report.outcome),
+        "test": "anytime-valid confidence sequence per pair (Robbins' normal mixture, sub-Gaussian scores in "
+        "[0, 1]), Bonferroni over the N(N-1)/2 pairs (harness/sweep/adaptive.py)",
+        "fixed_schedule": {"games": report.fixed_games, "cost_usd_projected": report.fixed_cost_usd},
+        "ratings": [asdict(rating) for rating in report.fit.ratings] if report.fit else [],
+    }
 
 
 def _write(path: Path, data: object) -> None:

@@ -50,8 +50,16 @@ SWEEP_FILE, OUTCOMES_FILE = "sweep.json", "outcomes.jsonl"
 RETRIES = 3
 
 
-def run_sweep(sweep: Sweep, out: Path, *, backend: Backend = "local", jobs: int = 1, address: str | None = None,
-              on_outcome: Callable[[CellOutcome], None] | None = None, stop: StopRequest | None = None) -> list[CellOutcome]:
+def run_sweep(
+    sweep: Sweep,
+    out: Path,
+    *,
+    backend: Backend = "local",
+    jobs: int = 1,
+    address: str | None = None,
+    on_outcome: Callable[[CellOutcome], None] | None = None,
+    stop: StopRequest | None = None,
+) -> list[CellOutcome]:
     """Run every cell of ``sweep`` not finished yet under ``out``; returns one outcome per cell, in the sweep's order.
 
     Raises :class:`RunInterrupted` (after recording every outcome) when ``stop`` left cells unplayed."""
@@ -60,8 +68,7 @@ def run_sweep(sweep: Sweep, out: Path, *, backend: Backend = "local", jobs: int 
     out.mkdir(parents=True, exist_ok=True)
     with writer_lock(out):  # one driver per sweep directory
         _record_sweep(sweep, out)
-        outcomes = {c.id: CellOutcome(id=c.id, status="skipped") for c in sweep.cells
-                    if cell_state(cell_dir(out, c), c) == "finished"}
+        outcomes = {c.id: CellOutcome(id=c.id, status="skipped") for c in sweep.cells if cell_state(cell_dir(out, c), c) == "finished"}
         todo = [c for c in sweep.cells if c.id not in outcomes]
         upstreams = _upstreams(sweep, todo)
         proxies: list[LimitingProxy] = []
@@ -69,8 +76,10 @@ def run_sweep(sweep: Sweep, out: Path, *, backend: Backend = "local", jobs: int 
             if backend == "ray":
                 runner = _run_ray(todo, out, jobs, address, upstreams, sweep.file.limits, stop)
             else:
-                proxies = [LimitingProxy(base, Limiter(sweep.file.limits[name]), port=sweep.file.limits[name].port)
-                           for name, base in upstreams.items()]
+                proxies = [
+                    LimitingProxy(base, Limiter(sweep.file.limits[name]), port=sweep.file.limits[name].port)
+                    for name, base in upstreams.items()
+                ]
                 endpoints = {name: proxy.api_base(base) for proxy, (name, base) in zip(proxies, upstreams.items())}
                 runner = _run_local(todo, out, jobs, endpoints, stop=stop)
             with (out / OUTCOMES_FILE).open("a", encoding="utf-8") as lines:
@@ -100,8 +109,10 @@ def _upstreams(sweep: Sweep, cells: Sequence[Cell]) -> dict[str, str]:
             continue
         name, base = provider(cell.config.model), cell.config.model_options.api_base
         if base is None:
-            raise SweepError(f"limits.{name}: the limiter forwards to the models' endpoint: give their api_base "
-                             f"(options = {{ model_options = {{ api_base = \"https://...\" }} }})")
+            raise SweepError(
+                f"limits.{name}: the limiter forwards to the models' endpoint: give their api_base "
+                f'(options = {{ model_options = {{ api_base = "https://..." }} }})'
+            )
         if upstreams.setdefault(name, base) != base:
             raise SweepError(f"limits.{name}: its models call two endpoints ({upstreams[name]}, {base}); give one")
     return upstreams
@@ -112,8 +123,10 @@ def _record_sweep(sweep: Sweep, out: Path) -> None:
     if path.is_file():
         recorded = Sweep.model_validate_json(path.read_text(encoding="utf-8"))
         if [c.id for c in recorded.cells] != [c.id for c in sweep.cells]:
-            raise SweepError(f"{out} holds another sweep ({len(recorded.cells)} cells, a different grid): "
-                             "give the same file to resume it, or another --out")
+            raise SweepError(
+                f"{out} holds another sweep ({len(recorded.cells)} cells, a different grid): "
+                "give the same file to resume it, or another --out"
+            )
         return
     path.write_text(json.dumps(sweep.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
 
@@ -126,8 +139,9 @@ def read_sweep(out: Path) -> Sweep:
     return Sweep.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-def _run_local(cells: Sequence[Cell], out: Path, jobs: int, endpoints: dict[str, str],
-               retries: int = RETRIES, stop: StopRequest | None = None) -> Iterator[CellOutcome]:
+def _run_local(
+    cells: Sequence[Cell], out: Path, jobs: int, endpoints: dict[str, str], retries: int = RETRIES, stop: StopRequest | None = None
+) -> Iterator[CellOutcome]:
     """Cells in spawned worker processes; a pool broken by a dead worker is replaced and its unreported cells rerun.
 
     Workers ignore Ctrl-C and lead their own process group (as the tournament's): once ``stop`` is requested
@@ -140,8 +154,9 @@ def _run_local(cells: Sequence[Cell], out: Path, jobs: int, endpoints: dict[str,
             yield run_cell(todo[0], out, endpoints)
             return
         reported: set[str] = set()
-        pool = ProcessPoolExecutor(max(1, min(jobs, len(todo))), mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_ignore_interrupts)
+        pool = ProcessPoolExecutor(
+            max(1, min(jobs, len(todo))), mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts
+        )
         waiting = iter(todo)  # handed to the pool one at a time as cells finish: a stop leaves the rest unstarted
         try:
             running = {pool.submit(run_cell, cell, out, endpoints): cell for cell in itertools.islice(waiting, jobs)}
@@ -168,8 +183,15 @@ def _run_local(cells: Sequence[Cell], out: Path, jobs: int, endpoints: dict[str,
         yield CellOutcome(id=cell.id, status="failed", error=f"its worker died {retries + 1} times; resume the sweep to retry")
 
 
-def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None, upstreams: dict[str, str],
-             limits: dict[str, ProviderLimits], stop: StopRequest | None = None) -> Iterator[CellOutcome]:
+def _run_ray(
+    cells: Sequence[Cell],
+    out: Path,
+    jobs: int,
+    address: str | None,
+    upstreams: dict[str, str],
+    limits: dict[str, ProviderLimits],
+    stop: StopRequest | None = None,
+) -> Iterator[CellOutcome]:
     """One Ray task per cell; Ray reruns a task whose worker or node died (``max_retries``); a limiter actor per provider."""
     import ray  # noqa: PLC0415 - only the Ray backend needs it
 
@@ -178,8 +200,9 @@ def _run_ray(cells: Sequence[Cell], out: Path, jobs: int, address: str | None, u
     if started_here:
         # a local instance: its workers at this command's own priority, as --backend local's are (Ray's default
         # worker_niceness of 15 lets any other job on the machine take their CPU)
-        settings: dict[str, Any] = {"address": address} if address else {
-            "num_cpus": jobs, "include_dashboard": False, "_system_config": {"worker_niceness": 0}}
+        settings: dict[str, Any] = (
+            {"address": address} if address else {"num_cpus": jobs, "include_dashboard": False, "_system_config": {"worker_niceness": 0}}
+        )
         ray.init(**settings, log_to_driver=False, configure_logging=False)
     try:
         host = ray.util.get_node_ip_address()

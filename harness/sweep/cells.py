@@ -83,8 +83,14 @@ def run_cell(cell: Cell, out: str | Path, endpoints: dict[str, str] | None = Non
             run_tournament_cell(cell.tournament, run_dir, resume=state == "partial", command=f"arena sweep run (cell {cell.id})")
         elif cell.kind == "bench":
             assert cell.plan is not None
-            results = run_bench_paper(cell.plan, run_dir, 1, command=f"arena sweep run (cell {cell.id})", resume=state == "partial",
-                                      shared_dir=Path(out) / SHARED_DIR)
+            results = run_bench_paper(
+                cell.plan,
+                run_dir,
+                1,
+                command=f"arena sweep run (cell {cell.id})",
+                resume=state == "partial",
+                shared_dir=Path(out) / SHARED_DIR,
+            )
             failed = [r.error or "failed" for r in results if r.status != "ok"]
             if failed:
                 return CellOutcome(id=cell.id, status="failed", error=failed[0], seconds=time.perf_counter() - started)
@@ -99,8 +105,7 @@ def run_cell(cell: Cell, out: str | Path, endpoints: dict[str, str] | None = Non
     except CapReached as capped:  # its own cap or the sweep's shared one: what it played stays; a later sweep resumes it
         return CellOutcome(id=cell.id, status="capped", error=str(capped), seconds=time.perf_counter() - started)
     except Exception as error:  # noqa: BLE001 - one cell's failure is recorded; the other cells go on
-        return CellOutcome(id=cell.id, status="failed", error=f"{type(error).__name__}: {error}",
-                           seconds=time.perf_counter() - started)
+        return CellOutcome(id=cell.id, status="failed", error=f"{type(error).__name__}: {error}", seconds=time.perf_counter() - started)
     return CellOutcome(id=cell.id, status="ok", seconds=time.perf_counter() - started)
 
 

@@ -86,8 +86,9 @@ def collect(directories: list[Path]) -> Pool:
             if manifest.is_file():
                 _add_run(pool, manifest.parent, json.loads(manifest.read_text(encoding="utf-8")))
     if not pool.games:
-        raise ValueError(f"no evaluation game under {', '.join(map(str, directories))}: "
-                         "give run, bench-paper, tournament or sweep directories")
+        raise ValueError(
+            f"no evaluation game under {', '.join(map(str, directories))}: give run, bench-paper, tournament or sweep directories"
+        )
     return pool
 
 
@@ -213,8 +214,18 @@ def win_rates(pool: Pool) -> list[dict[str, Any]]:
     rows = []
     for (rank, agent, condition, opponent), (wins, games) in sorted(tallies.items()):
         low, high = wilson(int(wins), int(games))
-        rows.append({"condition_set": rank[1], "agent": agent, "condition": condition, "opponent": opponent,
-                     "games": int(games), "win_rate": wins / games, "low": low, "high": high})
+        rows.append(
+            {
+                "condition_set": rank[1],
+                "agent": agent,
+                "condition": condition,
+                "opponent": opponent,
+                "games": int(games),
+                "win_rate": wins / games,
+                "low": low,
+                "high": high,
+            }
+        )
     return rows
 
 
@@ -239,12 +250,16 @@ def leaderboard(directories: list[Path], *, anchor: str | None = None, bootstrap
     pool = collect(directories)
     sections = [_section(pool, where, anchor, bootstrap, seed) for where in sorted(set(pool.sets), key=_set_rank)]
     return {
-        "runs": pool.runs, "games": len(pool.games), "scale": "400/ln10 (Elo), anchor = 0",
+        "runs": pool.runs,
+        "games": len(pool.games),
+        "scale": "400/ln10 (Elo), anchor = 0",
         "sections": [section for section in sections if section is not None],
         "unrated": [where for where, section in zip(sorted(set(pool.sets), key=_set_rank), sections) if section is None],
         "win_rates": win_rates(pool),
-        "curves": [{"condition_set": s, "agent": a, "opponent": o, "games_used": g, "wins": w, "games": n}
-                   for (s, a, o, g), (w, n) in sorted(pool.curves.items(), key=lambda item: (_set_rank(item[0][0]), item[0]))],
+        "curves": [
+            {"condition_set": s, "agent": a, "opponent": o, "games_used": g, "wins": w, "games": n}
+            for (s, a, o, g), (w, n) in sorted(pool.curves.items(), key=lambda item: (_set_rank(item[0][0]), item[0]))
+        ],
     }
 
 
@@ -257,39 +272,74 @@ def _section(pool: Pool, where: str, anchor: str | None, bootstrap: int, seed: i
     fit = fit_ratings(games, anchor=anchor if anchor in agents else None, bootstrap=bootstrap, seed=seed)
     on_frontier = frontier(fit, pool, where)
     return {
-        "condition_set": where, "games": len(games), "anchor": fit.anchor,
-        "draws": f"Davidson's model, nu = {fit.draw_nu:.3f}", "bootstrap": fit.bootstrap, "converged": fit.converged,
-        "ratings": [{**r.__dict__, "calls": pool.calls.get((where, r.agent), 0),
-                     "cost_usd": pool.cost.get((where, r.agent), 0.0), "frontier": r.agent in on_frontier}
-                    for r in fit.ratings],
+        "condition_set": where,
+        "games": len(games),
+        "anchor": fit.anchor,
+        "draws": f"Davidson's model, nu = {fit.draw_nu:.3f}",
+        "bootstrap": fit.bootstrap,
+        "converged": fit.converged,
+        "ratings": [
+            {
+                **r.__dict__,
+                "calls": pool.calls.get((where, r.agent), 0),
+                "cost_usd": pool.cost.get((where, r.agent), 0.0),
+                "frontier": r.agent in on_frontier,
+            }
+            for r in fit.ratings
+        ],
     }
 
 
 def markdown(board: dict[str, Any]) -> str:
     """The leaderboard as Markdown tables."""
-    lines = [f"# Leaderboard: {board['games']:,} games from {board['runs']} runs", "",
-             "Each condition set (the published 56, a held-out suite, custom layouts) is fitted on its own games: "
-             "ratings are never compared across sets.", ""]
+    lines = [
+        f"# Leaderboard: {board['games']:,} games from {board['runs']} runs",
+        "",
+        "Each condition set (the published 56, a held-out suite, custom layouts) is fitted on its own games: "
+        "ratings are never compared across sets.",
+        "",
+    ]
     for section in board["sections"]:
-        lines += [f"## {section['condition_set']}: {section['games']:,} games", "",
-                  f"Bradley-Terry ({section['draws']}), {board['scale']}: {section['anchor']}; 95% intervals from "
-                  f"{section['bootstrap']} bootstrap refits resampled by game.", "",
-                  "| # | agent | rating | 95% interval | games | W-D-L | model calls | $ | frontier |",
-                  "|---|---|---:|---|---:|---|---:|---:|---|"]
+        lines += [
+            f"## {section['condition_set']}: {section['games']:,} games",
+            "",
+            f"Bradley-Terry ({section['draws']}), {board['scale']}: {section['anchor']}; 95% intervals from "
+            f"{section['bootstrap']} bootstrap refits resampled by game.",
+            "",
+            "| # | agent | rating | 95% interval | games | W-D-L | model calls | $ | frontier |",
+            "|---|---|---:|---|---:|---|---:|---:|---|",
+        ]
         for rank, r in enumerate(section["ratings"], 1):
-            lines.append(f"| {rank} | {r['agent']} | {r['rating']:.0f} | [{r['low']:.0f}, {r['high']:.0f}] | {r['games']} | "
-                         f"{r['wins']}-{r['draws']}-{r['losses']} | {r['calls']} | {r['cost_usd']:.2f} | "
-                         f"{'yes' if r['frontier'] else ''} |")
+            lines.append(
+                f"| {rank} | {r['agent']} | {r['rating']:.0f} | [{r['low']:.0f}, {r['high']:.0f}] | {r['games']} | "
+                f"{r['wins']}-{r['draws']}-{r['losses']} | {r['calls']} | {r['cost_usd']:.2f} | "
+                f"{'yes' if r['frontier'] else ''} |"
+            )
         lines.append("")
-    lines += ["## Win rates by condition (Wilson 95%)", "", "| condition set | agent | condition | opponent | games | win rate |",
-              "|---|---|---|---|---:|---|"]
-    lines += [f"| {w['condition_set']} | {w['agent']} | {w['condition']} | {w['opponent']} | {w['games']} | "
-              f"{w['win_rate']:.2f} [{w['low']:.2f}, {w['high']:.2f}] |" for w in board["win_rates"]]
+    lines += [
+        "## Win rates by condition (Wilson 95%)",
+        "",
+        "| condition set | agent | condition | opponent | games | win rate |",
+        "|---|---|---|---|---:|---|",
+    ]
+    lines += [
+        f"| {w['condition_set']} | {w['agent']} | {w['condition']} | {w['opponent']} | {w['games']} | "
+        f"{w['win_rate']:.2f} [{w['low']:.2f}, {w['high']:.2f}] |"
+        for w in board["win_rates"]
+    ]
     if board["curves"]:
-        lines += ["", "## Adaptation curves (win rate at each checkpoint)", "",
-                  "| condition set | agent | opponent | games used | win rate |", "|---|---|---|---:|---|"]
-        lines += [f"| {c['condition_set']} | {c['agent']} | {c['opponent']} | {c['games_used']} | "
-                  f"{c['wins'] / max(1, c['games']):.2f} ({c['games']} games) |" for c in board["curves"]]
+        lines += [
+            "",
+            "## Adaptation curves (win rate at each checkpoint)",
+            "",
+            "| condition set | agent | opponent | games used | win rate |",
+            "|---|---|---|---:|---|",
+        ]
+        lines += [
+            f"| {c['condition_set']} | {c['agent']} | {c['opponent']} | {c['games_used']} | "
+            f"{c['wins'] / max(1, c['games']):.2f} ({c['games']} games) |"
+            for c in board["curves"]
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -302,13 +352,16 @@ def plot(board: dict[str, Any], path: Path) -> Path:
 
     sections = board["sections"]
     heights = [0.4 * len(section["ratings"]) + 1.2 for section in sections]
-    figure, panels = plt.subplots(len(sections), 1, figsize=(8, sum(heights)), squeeze=False,
-                                  gridspec_kw={"height_ratios": heights})
+    figure, panels = plt.subplots(len(sections), 1, figsize=(8, sum(heights)), squeeze=False, gridspec_kw={"height_ratios": heights})
     for axes, section in zip(panels[:, 0], sections):  # one panel per condition set: never on one axis
         ratings = list(reversed(section["ratings"]))
         y = range(len(ratings))
-        axes.errorbar([r["rating"] for r in ratings], list(y), fmt="o",
-                      xerr=[[r["rating"] - r["low"] for r in ratings], [r["high"] - r["rating"] for r in ratings]])
+        axes.errorbar(
+            [r["rating"] for r in ratings],
+            list(y),
+            fmt="o",
+            xerr=[[r["rating"] - r["low"] for r in ratings], [r["high"] - r["rating"] for r in ratings]],
+        )
         axes.set_yticks(list(y), [r["agent"] for r in ratings])
         axes.axvline(0, color="grey", linewidth=0.5)
         axes.set_title(section["condition_set"])

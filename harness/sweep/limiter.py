@@ -48,8 +48,7 @@ Price = Callable[[str, int, int], float]  # (model, prompt tokens, completion to
 def litellm_price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
     """A reply's cost from litellm's local price table (0 for a model it does not price)."""
     try:
-        prompt, completion = import_litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
-                                                             completion_tokens=completion_tokens)
+        prompt, completion = import_litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
         return float(prompt) + float(completion)
     except Exception:  # noqa: BLE001 - litellm raises many kinds for a model it does not price
         return 0.0
@@ -113,8 +112,9 @@ class SlidingWindow:
 class Limiter:
     """The limits of one provider: buckets, a concurrency gate, and the admission times (for reports and tests)."""
 
-    def __init__(self, limits: ProviderLimits, clock: Clock = time.monotonic, sleep: Sleep = time.sleep,
-                 price: Price = litellm_price) -> None:
+    def __init__(
+        self, limits: ProviderLimits, clock: Clock = time.monotonic, sleep: Sleep = time.sleep, price: Price = litellm_price
+    ) -> None:
         self.max_cost_usd, self.price, self.spent_usd, self.refused = limits.max_cost_usd, price, 0.0, 0
         self.requests = SlidingWindow(limits.requests_per_minute, clock, sleep) if limits.requests_per_minute else None
         self.tokens = TokenBucket(limits.tokens_per_minute, clock, sleep) if limits.tokens_per_minute else None
@@ -139,8 +139,10 @@ class Limiter:
         with self.lock:
             if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd:
                 self.refused += 1
-                raise CostCapReached(f"{SHARED_CAP_REFUSAL}: ${self.spent_usd:.4f} spent of the sweep's "
-                                     f"max_cost_usd ${self.max_cost_usd:g} for this provider")
+                raise CostCapReached(
+                    f"{SHARED_CAP_REFUSAL}: ${self.spent_usd:.4f} spent of the sweep's "
+                    f"max_cost_usd ${self.max_cost_usd:g} for this provider"
+                )
 
     def release(self, tokens: int, cost_usd: float = 0.0) -> None:
         if self.tokens is not None and tokens:

@@ -20,8 +20,10 @@ from harness.sweep.spec import Cell, Sweep
 
 def plan_lines(sweep: Sweep, jobs: int = 1, *, timed: bool = False) -> list[str]:
     """The plan as plain-text lines: one per cell, then the totals."""
-    lines = [f"arena sweep plan: {len(sweep.cells)} cells "
-             f"({', '.join(f'{n} {kind}' for kind, n in Counter(c.kind for c in sweep.cells).items())})"]
+    lines = [
+        f"arena sweep plan: {len(sweep.cells)} cells "
+        f"({', '.join(f'{n} {kind}' for kind, n in Counter(c.kind for c in sweep.cells).items())})"
+    ]
     bench = [c for c in sweep.cells if c.kind == "bench"]
     games = calls = 0
     cost: float | None = 0.0
@@ -29,9 +31,11 @@ def plan_lines(sweep: Sweep, jobs: int = 1, *, timed: bool = False) -> list[str]
         estimate = _bench_estimate(bench, jobs, timed)
         per_cell = sweep.file.budget + estimate.checkpoint_games_per_pair + estimate.eval_games_per_pair
         games += per_cell * len(bench)
-        lines.append(f"bench cells: {per_cell:,} games each ({sweep.file.budget:,} adaptation + "
-                     f"{estimate.checkpoint_games_per_pair:,} checkpoint + {estimate.eval_games_per_pair:,} evaluation); "
-                     "no model calls")
+        lines.append(
+            f"bench cells: {per_cell:,} games each ({sweep.file.budget:,} adaptation + "
+            f"{estimate.checkpoint_games_per_pair:,} checkpoint + {estimate.eval_games_per_pair:,} evaluation); "
+            "no model calls"
+        )
         if timed:
             lines.append(f"bench cells: ~{duration(estimate.wall_seconds)} at {jobs} workers (timed on env {estimate.probe_env})")
     for cell in sweep.cells:
@@ -72,5 +76,13 @@ def _bench_estimate(cells: list[Cell], jobs: int, timed: bool) -> PaperEstimate:
     if timed:
         return estimate_paper(plan, jobs)
     nothing: dict[str, float | None] = {a: None for a in agents}
-    return PaperEstimate(plan=plan, jobs=jobs, probe_env=envs[0], adapt_seconds=nothing, adapt_probe={},
-                         game_seconds={a: {} for a in agents}, model_costs=(), latency_s=1.0)
+    return PaperEstimate(
+        plan=plan,
+        jobs=jobs,
+        probe_env=envs[0],
+        adapt_seconds=nothing,
+        adapt_probe={},
+        game_seconds={a: {} for a in agents},
+        model_costs=(),
+        latency_s=1.0,
+    )

@@ -79,8 +79,9 @@ def fit_ratings(games: Sequence[Game], *, anchor: str | None = None, bootstrap: 
         low, high = _intervals(rows, counts, len(agents), draws, theta, nu, bootstrap, seed, index[anchor])
     centre = (theta - theta[index[anchor]]) * SCALE
     records = _records(games)
-    ratings = [Rating(agent=name, rating=float(centre[i]), low=float(low[i]), high=float(high[i]), **records[name])
-               for name, i in index.items()]
+    ratings = [
+        Rating(agent=name, rating=float(centre[i]), low=float(low[i]), high=float(high[i]), **records[name]) for name, i in index.items()
+    ]
     ratings.sort(key=lambda r: -r.rating)
     return Fit(ratings=tuple(ratings), anchor=anchor, draw_nu=nu, bootstrap=bootstrap, converged=converged)
 
@@ -105,8 +106,7 @@ def _categories(games: Sequence[Game], index: dict[str, int]) -> tuple[np.ndarra
     return rows, np.array(list(keys.values()), dtype=np.int64)
 
 
-def _negative_log_likelihood(params: np.ndarray, rows: np.ndarray, weights: np.ndarray, n: int,
-                             draws: bool) -> tuple[float, np.ndarray]:
+def _negative_log_likelihood(params: np.ndarray, rows: np.ndarray, weights: np.ndarray, n: int, draws: bool) -> tuple[float, np.ndarray]:
     theta, g = params[:n], (params[n] if draws else -np.inf)
     a, b, is_draw = theta[rows[:, 0]], theta[rows[:, 1]], rows[:, 2] == 1
     tie = g + 0.5 * (a + b) if draws else np.full_like(a, -np.inf)
@@ -156,20 +156,26 @@ def one_blas_thread() -> Iterator[None]:
         library.scipy_openblas_set_num_threads(before)
 
 
-def _solve(rows: np.ndarray, weights: np.ndarray, n: int, draws: bool,
-           start: np.ndarray | None) -> tuple[np.ndarray, float, bool]:
+def _solve(rows: np.ndarray, weights: np.ndarray, n: int, draws: bool, start: np.ndarray | None) -> tuple[np.ndarray, float, bool]:
     from scipy.optimize import minimize  # imported when a fit runs, not when `arena` starts
 
     x0 = start if start is not None else np.zeros(n + int(draws))
-    result = minimize(_negative_log_likelihood, x0, args=(rows, weights, n, draws), jac=True, method="L-BFGS-B",
-                      options={"maxiter": 2000, "gtol": 1e-7, "ftol": 1e-12})
+    result = minimize(
+        _negative_log_likelihood,
+        x0,
+        args=(rows, weights, n, draws),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "gtol": 1e-7, "ftol": 1e-12},
+    )
     theta = result.x[:n]
     nu = float(math.exp(result.x[n])) if draws else 0.0
     return theta, nu, bool(result.success)
 
 
-def _intervals(rows: np.ndarray, counts: np.ndarray, n: int, draws: bool, theta: np.ndarray, nu: float,
-               bootstrap: int, seed: int, anchor: int) -> tuple[np.ndarray, np.ndarray]:
+def _intervals(
+    rows: np.ndarray, counts: np.ndarray, n: int, draws: bool, theta: np.ndarray, nu: float, bootstrap: int, seed: int, anchor: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Percentile intervals (anchor-relative, rating scale) from refits on games resampled with replacement."""
     centre = (theta - theta[anchor]) * SCALE
     if bootstrap < 1:
@@ -180,8 +186,13 @@ def _intervals(rows: np.ndarray, counts: np.ndarray, n: int, draws: bool, theta:
     total = int(counts.sum())
     for b in range(bootstrap):
         weights = rng.multinomial(total, counts / total).astype(float)
-        fitted, _, _ = _solve(rows, weights, n, draws and bool(np.any(weights[rows[:, 2] == 1] > 0)),
-                              start if draws and np.any(weights[rows[:, 2] == 1] > 0) else start[:n])
+        fitted, _, _ = _solve(
+            rows,
+            weights,
+            n,
+            draws and bool(np.any(weights[rows[:, 2] == 1] > 0)),
+            start if draws and np.any(weights[rows[:, 2] == 1] > 0) else start[:n],
+        )
         samples[b] = (fitted - fitted[anchor]) * SCALE
     return np.percentile(samples, 2.5, axis=0), np.percentile(samples, 97.5, axis=0)
 

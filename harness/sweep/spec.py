@@ -185,8 +185,9 @@ def parse_sweep(data: dict[str, Any], text: str = "", base: Path | None = None) 
     except ValidationError as error:
         raise SweepError(_described(error)) from None
     if not sweep_file.agents and not sweep_file.models and sweep_file.tournament is None:
-        raise SweepError("agents / models / tournament: the grid has no agent: give agents = [\"interval\"], a [[models]] "
-                         "table or a [tournament] table")
+        raise SweepError(
+            'agents / models / tournament: the grid has no agent: give agents = ["interval"], a [[models]] table or a [tournament] table'
+        )
     envs = _env_keys(sweep_file.envs, base)
     cells = [*_bench_cells(sweep_file, envs), *_model_cells(sweep_file, envs), *_tournament_cells(sweep_file, envs, base)]
     return Sweep(source=text, file=sweep_file, cells=tuple(cells))
@@ -212,7 +213,7 @@ def _env_keys(items: tuple[int | str, ...], base: Path | None, key: str = "envs"
         elif isinstance(item, str) and (match := RANGE.match(item)):
             first, last = int(match[1]), int(match[2])
             if first > last or last >= N_PAPER_ENVS:
-                raise SweepError(f"{where}: range {item!r} must run upwards within 0-{N_PAPER_ENVS - 1}, e.g. \"0-6\"")
+                raise SweepError(f'{where}: range {item!r} must run upwards within 0-{N_PAPER_ENVS - 1}, e.g. "0-6"')
             found = list(range(first, last + 1))
         else:
             try:
@@ -227,11 +228,19 @@ def _bench_cells(sweep_file: SweepFile, envs: list[EnvKey]) -> list[Cell]:
     if not sweep_file.agents:
         return []
     try:
-        plan = make_paper_plan(envs, sweep_file.agents, budget=sweep_file.budget, games=sweep_file.games,
-                               checkpoint_games=sweep_file.checkpoint_games, quick=sweep_file.quick)
+        plan = make_paper_plan(
+            envs,
+            sweep_file.agents,
+            budget=sweep_file.budget,
+            games=sweep_file.games,
+            checkpoint_games=sweep_file.checkpoint_games,
+            quick=sweep_file.quick,
+        )
         if sweep_file.opponents is not None:
-            opponents = tuple(Opponent(label=opponent_label(spec), spec=canonical_spec(spec), privileged=is_privileged(spec))
-                              for spec in sweep_file.opponents)
+            opponents = tuple(
+                Opponent(label=opponent_label(spec), spec=canonical_spec(spec), privileged=is_privileged(spec))
+                for spec in sweep_file.opponents
+            )
             plan = plan.model_copy(update={"opponents": opponents, "missing_opponents": ()})
         plan = plan.model_copy(update={"referee": sweep_file.referee})
     except (KeyError, ValueError) as error:
@@ -241,8 +250,16 @@ def _bench_cells(sweep_file: SweepFile, envs: list[EnvKey]) -> list[Cell]:
         for agent in plan.agents:
             for seed in sweep_file.seeds:
                 cell_plan = plan.model_copy(update={"env_ids": (env,), "agents": (agent,), "seed": seed})
-                cells.append(Cell(id=_cell_id("bench", agent, env, seed, cell_plan.model_dump_json()), kind="bench",
-                                  env=env, seed=seed, agent=agent, plan=cell_plan))
+                cells.append(
+                    Cell(
+                        id=_cell_id("bench", agent, env, seed, cell_plan.model_dump_json()),
+                        kind="bench",
+                        env=env,
+                        seed=seed,
+                        agent=agent,
+                        plan=cell_plan,
+                    )
+                )
     return cells
 
 
@@ -252,18 +269,33 @@ def _model_cells(sweep_file: SweepFile, envs: list[EnvKey]) -> list[Cell]:
         for hint in entry.hints or sweep_file.hints:
             for env in envs:
                 for seed in sweep_file.seeds:
-                    fields = {"agent": entry.agent, "model": entry.model, "env": env, "budget": sweep_file.budget,
-                              "eval_games": sweep_file.games, "seed": seed, "hint": hint, "referee": sweep_file.referee,
-                              **({"opponents": sweep_file.opponents} if sweep_file.opponents is not None else {}),
-                              **entry.options}
+                    fields = {
+                        "agent": entry.agent,
+                        "model": entry.model,
+                        "env": env,
+                        "budget": sweep_file.budget,
+                        "eval_games": sweep_file.games,
+                        "seed": seed,
+                        "hint": hint,
+                        "referee": sweep_file.referee,
+                        **({"opponents": sweep_file.opponents} if sweep_file.opponents is not None else {}),
+                        **entry.options,
+                    }
                     try:
                         config = LlmRunConfig.model_validate(fields)
                     except ValidationError as error:
-                        raise SweepError("; ".join(f"models.{index}.options.{part}"
-                                                   for part in _described(error).split("; "))) from None
+                        raise SweepError("; ".join(f"models.{index}.options.{part}" for part in _described(error).split("; "))) from None
                     name = f"{entry.agent}:model={entry.model},hint={hint}"
-                    cells.append(Cell(id=_cell_id(entry.agent, f"{entry.model}-{hint}", env, seed, config.model_dump_json()),
-                                      kind="model", env=env, seed=seed, agent=name, config=config))
+                    cells.append(
+                        Cell(
+                            id=_cell_id(entry.agent, f"{entry.model}-{hint}", env, seed, config.model_dump_json()),
+                            kind="model",
+                            env=env,
+                            seed=seed,
+                            agent=name,
+                            config=config,
+                        )
+                    )
     return cells
 
 
@@ -283,11 +315,25 @@ def _tournament_cells(sweep_file: SweepFile, envs: list[EnvKey], base: Path | No
     keys = envs if entry.envs is None else _env_keys(entry.envs, base, "tournament.envs")
     cells = []
     for seed in sweep_file.seeds:
-        settings = TournamentCell(agents=tuple(agents), envs=tuple(keys), games=entry.games, seed=seed,
-                                  referee=sweep_file.referee, **entry.model_dump(exclude={"agents", "envs", "games"}))
+        settings = TournamentCell(
+            agents=tuple(agents),
+            envs=tuple(keys),
+            games=entry.games,
+            seed=seed,
+            referee=sweep_file.referee,
+            **entry.model_dump(exclude={"agents", "envs", "games"}),
+        )
         schedule = "adaptive" if entry.adaptive else "round_robin"
-        cells.append(Cell(id=_cell_id("tournament", schedule, keys[0], seed, settings.model_dump_json()), kind="tournament",
-                          env=keys[0], seed=seed, agent=f"tournament of {', '.join(agents)}", tournament=settings))
+        cells.append(
+            Cell(
+                id=_cell_id("tournament", schedule, keys[0], seed, settings.model_dump_json()),
+                kind="tournament",
+                env=keys[0],
+                seed=seed,
+                agent=f"tournament of {', '.join(agents)}",
+                tournament=settings,
+            )
+        )
     return cells
 
 

@@ -58,25 +58,45 @@ def read_bench_run(run_dir: str | Path) -> BenchRunResult:
     plan = read_plan(path)
     recorded = read_results(path)
     return BenchRunResult(
-        run_dir=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")), plan=plan,
+        run_dir=path,
+        manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")),
+        plan=plan,
         pairs=[recorded[task.key] for task in plan.tasks() if task.key in recorded],
         summary=PaperSummary.model_validate_json((path / "results.json").read_text(encoding="utf-8")),
         report=(path / "report.md").read_text(encoding="utf-8"),
     )
 
 
-def play_bench_paper(agents: Sequence[str] = ("interval",), *, out: str | Path, envs: Sequence[EnvSpec] = (5,),
-                     suite: str | Path | None = None, budget: int | None = None, games: int | None = None,
-                     checkpoint_games: int | None = None, opponents: Sequence[str] | None = None, seed: int = 0,
-                     referee: bool = True, jobs: int = 1) -> BenchRunResult:
+def play_bench_paper(
+    agents: Sequence[str] = ("interval",),
+    *,
+    out: str | Path,
+    envs: Sequence[EnvSpec] = (5,),
+    suite: str | Path | None = None,
+    budget: int | None = None,
+    games: int | None = None,
+    checkpoint_games: int | None = None,
+    opponents: Sequence[str] | None = None,
+    seed: int = 0,
+    referee: bool = True,
+    jobs: int = 1,
+) -> BenchRunResult:
     """``arena bench paper --quick --envs ... [--suite SUITE] --agents ...`` into a new directory under ``out``, parsed."""
     held_out = []
     if suite is not None:
         directory = suite_directory(suite)
         held_out = [f"{directory}:{entry}" for entry in range(len(read_public(directory)[1]))]
-    plan = make_paper_plan([env_key(str(spec)) for spec in envs], list(agents), budget=budget, games=games,
-                           checkpoint_games=checkpoint_games, seed=seed, quick=True, held_out=held_out,
-                           opponents=None if opponents is None else list(opponents))
+    plan = make_paper_plan(
+        [env_key(str(spec)) for spec in envs],
+        list(agents),
+        budget=budget,
+        games=games,
+        checkpoint_games=checkpoint_games,
+        seed=seed,
+        quick=True,
+        held_out=held_out,
+        opponents=None if opponents is None else list(opponents),
+    )
     plan = plan.model_copy(update={"referee": referee})
     run_dir = default_run_dir(Path(out))
     pairs = run_bench_paper(plan, run_dir, jobs, command=f"harness.testing.play_bench_paper (agents {list(agents)})")

@@ -48,9 +48,11 @@ class FaultSpec:
             kinds = [kind.strip() for kind in kinds_text.split("+")] if kinds_text else list(FAULT_KINDS)
             rate = float(rate_text)
         except ValueError:
-            raise FaultSpecError(f"cannot read the fault spec {text!r}: give a total rate (0.2), a rate and kinds "
-                                 f"(0.2:rate_limit+illegal) or rates per kind (rate_limit=0.1,stall=0.02); "
-                                 f"kinds: {', '.join(FAULT_KINDS)}") from None
+            raise FaultSpecError(
+                f"cannot read the fault spec {text!r}: give a total rate (0.2), a rate and kinds "
+                f"(0.2:rate_limit+illegal) or rates per kind (rate_limit=0.1,stall=0.02); "
+                f"kinds: {', '.join(FAULT_KINDS)}"
+            ) from None
         if not 0.0 <= rate <= 1.0:
             raise FaultSpecError(f"the fault rate must be within [0, 1], not {rate:g}")
         return cls(tuple((kind, rate / len(kinds)) for kind in kinds), seed)

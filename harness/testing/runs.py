@@ -71,16 +71,31 @@ def read_run(run_dir: str | Path) -> RunResult:
     metrics_path = path / METRICS_FILE
     report_path = path / REPORT_FILE
     return RunResult(
-        run_dir=path, manifest=manifest, config=LlmRunConfig.model_validate(manifest.config), games=reader.games(),
-        calls=reader.calls(), metrics=json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else {},
+        run_dir=path,
+        manifest=manifest,
+        config=LlmRunConfig.model_validate(manifest.config),
+        games=reader.games(),
+        calls=reader.calls(),
+        metrics=json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else {},
         report=report_path.read_text(encoding="utf-8") if report_path.exists() else "",
     )
 
 
-def run_arena(model: str | ScriptedModel, *, out: str | Path, env: EnvKey = 0, budget: int = 2, eval_games: int = 2,
-              agent: str = "llm-policy", opponents: tuple[str, ...] = ("random",), seed: int = 0,
-              api_base: str | None = None, timeout_s: float | None = None, referee: bool | None = None,
-              **config: Any) -> RunResult:
+def run_arena(
+    model: str | ScriptedModel,
+    *,
+    out: str | Path,
+    env: EnvKey = 0,
+    budget: int = 2,
+    eval_games: int = 2,
+    agent: str = "llm-policy",
+    opponents: tuple[str, ...] = ("random",),
+    seed: int = 0,
+    api_base: str | None = None,
+    timeout_s: float | None = None,
+    referee: bool | None = None,
+    **config: Any,
+) -> RunResult:
     """Play an ``arena run`` into ``out`` and return it parsed.
 
     ``env``: an id 0-55 or an environment spec's canonical key (``engine.env_spec.env_key``: a
@@ -94,15 +109,35 @@ def run_arena(model: str | ScriptedModel, *, out: str | Path, env: EnvKey = 0, b
     config.setdefault("backoff_base_s", TEST_BACKOFF_S)
     scripted = isinstance(model, ScriptedModel)
     if scripted and referee:
-        raise ValueError("a ScriptedModel object answers in this process: leave out referee (or give its file as "
-                         "model='mock/script:FILE' to play in a process of its own)")
+        raise ValueError(
+            "a ScriptedModel object answers in this process: leave out referee (or give its file as "
+            "model='mock/script:FILE' to play in a process of its own)"
+        )
     name = model.name if isinstance(model, ScriptedModel) else model
-    run_config = LlmRunConfig.model_validate(dict(
-        agent=agent, model=name, env=env, budget=budget, eval_games=eval_games, opponents=opponents, seed=seed,
-        model_options=options, referee=not scripted if referee is None else referee, **config))
+    run_config = LlmRunConfig.model_validate(
+        dict(
+            agent=agent,
+            model=name,
+            env=env,
+            budget=budget,
+            eval_games=eval_games,
+            opponents=opponents,
+            seed=seed,
+            model_options=options,
+            referee=not scripted if referee is None else referee,
+            **config,
+        )
+    )
     client = None
     if isinstance(model, ScriptedModel):
-        client = ModelClient(name, mock=model, options=options, seed=seed, backoff_base_s=run_config.backoff_base_s,
-                             concurrency=run_config.concurrency, max_cost_usd=run_config.max_cost_usd,
-                             max_tokens_total=run_config.max_tokens)
+        client = ModelClient(
+            name,
+            mock=model,
+            options=options,
+            seed=seed,
+            backoff_base_s=run_config.backoff_base_s,
+            concurrency=run_config.concurrency,
+            max_cost_usd=run_config.max_cost_usd,
+            max_tokens_total=run_config.max_tokens,
+        )
     return read_run(run_llm(run_config, out=out, client=client))

@@ -155,10 +155,18 @@ class _Server(ThreadingHTTPServer):
 class StubServer:
     """The server; see the module docstring."""
 
-    def __init__(self, default: Behaviour | None = None,
-                 responder: Callable[[dict[str, Any], int], Behaviour] | None = None, port: int = 0, *,
-                 faults: FaultSpec | None = None, latency_s: float = 0.0, retry_after: float = 0.05,
-                 stall_s: float = 60.0, cached_tokens: int = 0) -> None:
+    def __init__(
+        self,
+        default: Behaviour | None = None,
+        responder: Callable[[dict[str, Any], int], Behaviour] | None = None,
+        port: int = 0,
+        *,
+        faults: FaultSpec | None = None,
+        latency_s: float = 0.0,
+        retry_after: float = 0.05,
+        stall_s: float = 60.0,
+        cached_tokens: int = 0,
+    ) -> None:
         self.default = default or ok()
         self.requested_port = port  # 0: any free port
         self.responder = responder
@@ -184,8 +192,7 @@ class StubServer:
         handler = _make_handler(self)
         self._stopping.clear()
         self._httpd = _Server(("127.0.0.1", self.requested_port), handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -309,12 +316,13 @@ def _completion_body(request: dict[str, Any], behaviour: Behaviour, reason: str,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": request.get("model", "stub-model"),
-        "choices": [{"index": 0, "finish_reason": reason,
-                     "message": {"role": "assistant", "content": behaviour.text}}],
-        "usage": {"prompt_tokens": behaviour.prompt_tokens,
-                  "completion_tokens": behaviour.completion_tokens,
-                  "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens,
-                  "prompt_tokens_details": {"cached_tokens": min(cached_tokens, behaviour.prompt_tokens)}},
+        "choices": [{"index": 0, "finish_reason": reason, "message": {"role": "assistant", "content": behaviour.text}}],
+        "usage": {
+            "prompt_tokens": behaviour.prompt_tokens,
+            "completion_tokens": behaviour.completion_tokens,
+            "total_tokens": behaviour.prompt_tokens + behaviour.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": min(cached_tokens, behaviour.prompt_tokens)},
+        },
     }
     return json.dumps(body).encode()
 
@@ -334,11 +342,9 @@ def _make_handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 payload = json.loads(raw or b"{}")
             except ValueError:
                 payload = {"unparsed": raw.decode(errors="replace")}
-            headers = {k.lower(): ("<redacted>" if k.lower() == "authorization" else v)
-                       for k, v in self.headers.items()}
+            headers = {k.lower(): ("<redacted>" if k.lower() == "authorization" else v) for k, v in self.headers.items()}
             params = {k: v for k, v in payload.items() if k not in ("model", "messages")}
-            record = {"path": self.path, "json": payload, "params": params, "headers": headers,
-                      "time": time.monotonic()}
+            record = {"path": self.path, "json": payload, "params": params, "headers": headers, "time": time.monotonic()}
             behaviour, generation = server._next(record)
             try:
                 if behaviour.hold is not None:

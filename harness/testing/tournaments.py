@@ -54,31 +54,63 @@ def read_tournament_run(run_dir: str | Path) -> TournamentRunResult:
     """Parse a finished ``arena match`` / ``arena tournament`` directory (FileNotFoundError if it did not finish)."""
     path = Path(run_dir)
     calls_path = path / CALLS_FILE
-    calls = [json.loads(line) for line in calls_path.read_text(encoding="utf-8").splitlines() if line.strip()] \
-        if calls_path.exists() else []
+    calls = (
+        [json.loads(line) for line in calls_path.read_text(encoding="utf-8").splitlines() if line.strip()] if calls_path.exists() else []
+    )
     return TournamentRunResult(
-        run_dir=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")),
+        run_dir=path,
+        manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")),
         results=TournamentResults.model_validate_json((path / "results.json").read_text(encoding="utf-8")),
-        games=read_games(path), calls=calls, report=(path / "results.md").read_text(encoding="utf-8"),
+        games=read_games(path),
+        calls=calls,
+        report=(path / "results.md").read_text(encoding="utf-8"),
     )
 
 
-def play_match(agent_a: str, agent_b: str, *, out: str | Path, env: EnvSpec = 0, games: int = 2, seed: int = 0,
-               referee: bool = True, jobs: int = 1) -> TournamentRunResult:
+def play_match(
+    agent_a: str, agent_b: str, *, out: str | Path, env: EnvSpec = 0, games: int = 2, seed: int = 0, referee: bool = True, jobs: int = 1
+) -> TournamentRunResult:
     """``arena match A B --env ENV --games N --seed S`` into a new directory under ``out``, parsed."""
     return _play([agent_a], [agent_b], "match", [env], out=out, games=games, seed=seed, referee=referee, jobs=jobs)
 
 
-def play_tournament(agents: Sequence[str], *, out: str | Path, envs: Sequence[EnvSpec] = (0,),
-                    vs: Sequence[str] | None = None, games: int = 2, seed: int = 0, referee: bool = True,
-                    jobs: int = 1) -> TournamentRunResult:
+def play_tournament(
+    agents: Sequence[str],
+    *,
+    out: str | Path,
+    envs: Sequence[EnvSpec] = (0,),
+    vs: Sequence[str] | None = None,
+    games: int = 2,
+    seed: int = 0,
+    referee: bool = True,
+    jobs: int = 1,
+) -> TournamentRunResult:
     """``arena tournament --agents ... --envs ... [--vs ...]`` into a new directory under ``out``, parsed."""
-    return _play(list(agents), None if vs is None else list(vs), "tournament", list(envs), out=out, games=games, seed=seed,
-                 referee=referee, jobs=jobs)
+    return _play(
+        list(agents),
+        None if vs is None else list(vs),
+        "tournament",
+        list(envs),
+        out=out,
+        games=games,
+        seed=seed,
+        referee=referee,
+        jobs=jobs,
+    )
 
 
-def _play(agents: list[str], opponents: list[str] | None, kind: str, envs: list[EnvSpec], *, out: str | Path, games: int,
-          seed: int, referee: bool, jobs: int) -> TournamentRunResult:
+def _play(
+    agents: list[str],
+    opponents: list[str] | None,
+    kind: str,
+    envs: list[EnvSpec],
+    *,
+    out: str | Path,
+    games: int,
+    seed: int,
+    referee: bool,
+    jobs: int,
+) -> TournamentRunResult:
     keys = [env_key(str(spec)) for spec in envs]  # EnvSpecError names a bad spec, as the commands do
     pairings = round_robin(agents) if opponents is None else versus(agents, opponents)
     plan = make_plan(pairings, keys, games, seed, referee=referee)

@@ -48,8 +48,10 @@ class CallsLog:
         """One line for results.md (empty when no model agent played)."""
         if not self.written:
             return ""
-        return (f"\nModel calls: {self.written} (every one in {CALLS_FILE}); tokens {self.tokens_in} in, "
-                f"{self.tokens_out} out; cost ${self.cost_usd:.4f}.\n")
+        return (
+            f"\nModel calls: {self.written} (every one in {CALLS_FILE}); tokens {self.tokens_in} in, "
+            f"{self.tokens_out} out; cost ${self.cost_usd:.4f}.\n"
+        )
 
     def close(self) -> None:
         if self._file is not None:

@@ -98,8 +98,7 @@ class MatchResult(BaseModel):
             row: dict[str, object] = {"scope": scope, "games": t.games}
             for outcome in OUTCOMES:
                 low, high = t.interval(outcome)
-                row |= {outcome: t.count(outcome), f"{outcome}_rate": t.rate(outcome),
-                        f"{outcome}_low": low, f"{outcome}_high": high}
+                row |= {outcome: t.count(outcome), f"{outcome}_rate": t.rate(outcome), f"{outcome}_low": low, f"{outcome}_high": high}
             rows.append(row)
         return rows
 
@@ -112,9 +111,7 @@ class MatchResult(BaseModel):
         return "\n".join(lines)
 
 
-def run_match(
-    env: Environment, policy_a_factory: PolicyFactory, policy_b_factory: PolicyFactory, games: int, seed: int,
-) -> MatchResult:
+def run_match(env: Environment, policy_a_factory: PolicyFactory, policy_b_factory: PolicyFactory, games: int, seed: int) -> MatchResult:
     """Play ``games`` games, A as black in even-numbered games (0, 2, ...) and white in odd ones."""
     if isinstance(games, bool) or not isinstance(games, int) or games < 0:
         raise ValueError(f"games={games!r}: give a non-negative number of games")
@@ -134,7 +131,12 @@ def run_match(
         rewards.append(record.reward(a_colour))
         records.append(record.without_trajectory())
     return MatchResult(
-        env_id=env.id, env_name=env.name, seed=seed, policy_a=names[0], policy_b=names[1],
-        a_colours=tuple(colours), a_rewards=tuple(rewards), records=tuple(records),
+        env_id=env.id,
+        env_name=env.name,
+        seed=seed,
+        policy_a=names[0],
+        policy_b=names[1],
+        a_colours=tuple(colours),
+        a_rewards=tuple(rewards),
+        records=tuple(records),
     )
-

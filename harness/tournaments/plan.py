@@ -179,7 +179,7 @@ def round_robin(specs: Sequence[str]) -> tuple[Pairing, ...]:
     agents = _canonical_list(specs, "--agents")
     if len(agents) < 2:
         raise TournamentError("a round robin needs at least two agents (or give --vs to play them against opponents)")
-    return tuple(Pairing(a, b) for i, a in enumerate(agents) for b in agents[i + 1:])
+    return tuple(Pairing(a, b) for i, a in enumerate(agents) for b in agents[i + 1 :])
 
 
 def versus(specs: Sequence[str], opponents: Sequence[str]) -> tuple[Pairing, ...]:
@@ -189,9 +189,7 @@ def versus(specs: Sequence[str], opponents: Sequence[str]) -> tuple[Pairing, ...
     return tuple(Pairing(a, b) for a in agents for b in rivals)
 
 
-def make_plan(
-    pairings: Sequence[Pairing], env_ids: Sequence[EnvKey], games: int, seed: int, *, referee: bool = True,
-) -> TournamentPlan:
+def make_plan(pairings: Sequence[Pairing], env_ids: Sequence[EnvKey], games: int, seed: int, *, referee: bool = True) -> TournamentPlan:
     """A checked plan: canonical specs, environments that exist, games >= 1, seed >= 0, agents that can be built.
 
     Privileged agents are built once here; so are the others in-process
@@ -256,8 +254,10 @@ def _cannot_build(spec: str, text: str) -> str:
     if not text.startswith(spec.partition(":")[0] + ":"):  # the agent's own message may name it already
         text = f"agent {spec!r} cannot be built: {text}"
     if "unknown agent" in text:
-        text += ("; player processes know the project's agents, installed ones and --plugin ones, not agents "
-                 "registered at run time in this process (use a plugin, or --in-process)")
+        text += (
+            "; player processes know the project's agents, installed ones and --plugin ones, not agents "
+            "registered at run time in this process (use a plugin, or --in-process)"
+        )
     return text
 
 
@@ -285,8 +285,9 @@ def is_adaptive(spec: str) -> bool:
     """
     entry = parse_spec(spec)[0]
     factory = entry.factory
-    own_adapt = isinstance(factory, type) and issubclass(factory, Agent) and (
-        factory.adapt is not Agent.adapt or hasattr(factory, "adapt_async"))
+    own_adapt = (
+        isinstance(factory, type) and issubclass(factory, Agent) and (factory.adapt is not Agent.adapt or hasattr(factory, "adapt_async"))
+    )
     return entry.model_driven or own_adapt
 
 
@@ -321,8 +322,7 @@ def _play(task: GameTask, seats: Seats | None) -> GameLine:
             who = f"{side.upper()}, {colour}"
             agents.append(seats.side(side).new_game(env.rules, spec, task.game_seed, stream, who, side))
         else:
-            agents.append(make_agent(spec, AgentContext(env.rules, record_call=calls[side].append),
-                                     np.random.default_rng(seeds[stream])))
+            agents.append(make_agent(spec, AgentContext(env.rules, record_call=calls[side].append), np.random.default_rng(seeds[stream])))
     a, b = agents
     black, white = (a, b) if task.a_colour == BLACK else (b, a)
     started = time.perf_counter()
@@ -331,15 +331,29 @@ def _play(task: GameTask, seats: Seats | None) -> GameLine:
     simulator = {side: grantor.usage for side, grantor in grants.items()}
     for side, agent in zip(("a", "b"), agents):
         calls[side].extend(getattr(agent, "calls", []) if isinstance(agent, RemotePlayer) else [])
-    game_calls = tuple({"side": side, "agent": spec, **call}
-                       for side, spec in (("a", task.pairing.a), ("b", task.pairing.b)) for call in calls[side])
+    game_calls = tuple(
+        {"side": side, "agent": spec, **call} for side, spec in (("a", task.pairing.a), ("b", task.pairing.b)) for call in calls[side]
+    )
     return GameLine(
-        env_id=env.id, env_name=env.name, pairing=task.pairing_index, game=task.game_index,
-        agent_a=task.pairing.a, agent_b=task.pairing.b, a_colour="black" if task.a_colour == BLACK else "white",
+        env_id=env.id,
+        env_name=env.name,
+        pairing=task.pairing_index,
+        game=task.game_index,
+        agent_a=task.pairing.a,
+        agent_b=task.pairing.b,
+        a_colour="black" if task.a_colour == BLACK else "white",
         black=task.pairing.a if task.a_colour == BLACK else task.pairing.b,
         white=task.pairing.b if task.a_colour == BLACK else task.pairing.a,
-        moves=record.moves, plies=record.plies, black_discs=record.black, white_discs=record.white,
-        rewards=record.rewards, a_reward=record.reward(task.a_colour), seed=task.seed, game_seed=task.game_seed,
+        moves=record.moves,
+        plies=record.plies,
+        black_discs=record.black,
+        white_discs=record.white,
+        rewards=record.rewards,
+        a_reward=record.reward(task.a_colour),
+        seed=task.seed,
+        game_seed=task.game_seed,
         privileged=bool(grants),
-        simulator=simulator, seconds=round(seconds, 6), calls=game_calls,
+        simulator=simulator,
+        seconds=round(seconds, 6),
+        calls=game_calls,
     )

@@ -21,14 +21,18 @@ RESULTS_SCHEMA = 1
 PRIVILEGED_MARK = "*"
 PRIVILEGED_NOTE = "privileged: simulator access to the true K"
 UNADAPTED_MARK = " (unadapted)"
-UNADAPTED_NOTE = ("(unadapted): an adaptive agent that played without its adaptation budget (a match or tournament "
-                  "gives none); `arena run` and `arena bench paper` adapt it first")
+UNADAPTED_NOTE = (
+    "(unadapted): an adaptive agent that played without its adaptation budget (a match or tournament "
+    "gives none); `arena run` and `arena bench paper` adapt it first"
+)
 SCOPES = (("overall", "overall"), ("a_black", "A black"), ("a_white", "A white"))
 OVERALL_COLUMNS = ("A", "B", "scope", "games", "win", "draw", "lose")
 PER_ENV_COLUMNS = ("env", "A", "B", "games", "win", "draw", "lose", "A black (W-D-L)", "A white (W-D-L)")
 CELL_NOTE = "A's results: rate % [Wilson 95% interval] (games)"
-UNENFORCED_NOTE = ("UNENFORCED: the agents played in the process that held K (--in-process), where a cheating agent "
-                   "could read it; use these numbers for quick experiments only")
+UNENFORCED_NOTE = (
+    "UNENFORCED: the agents played in the process that held K (--in-process), where a cheating agent "
+    "could read it; use these numbers for quick experiments only"
+)
 
 
 class Rates(BaseModel):
@@ -51,8 +55,7 @@ class Rates(BaseModel):
     def of(cls, tally: Tally) -> Rates:
         fields: dict[str, object] = {"games": tally.games}
         for outcome in OUTCOMES:
-            fields |= {outcome: tally.count(outcome), f"{outcome}_rate": tally.rate(outcome),
-                       f"{outcome}_ci": tally.interval(outcome)}
+            fields |= {outcome: tally.count(outcome), f"{outcome}_rate": tally.rate(outcome), f"{outcome}_ci": tally.interval(outcome)}
         return cls.model_validate(fields)
 
     @property
@@ -111,8 +114,12 @@ def summarise(plan: TournamentPlan, lines: Iterable[GameLine]) -> TournamentResu
     per_env: list[ResultRow] = []
     over_envs: list[ResultRow] = []
     for index, pairing in enumerate(plan.pairings):
-        flags = {"a_privileged": pairing.a in privileged, "b_privileged": pairing.b in privileged,
-                 "a_unadapted": pairing.a in unadapted, "b_unadapted": pairing.b in unadapted}
+        flags = {
+            "a_privileged": pairing.a in privileged,
+            "b_privileged": pairing.b in privileged,
+            "a_unadapted": pairing.a in unadapted,
+            "b_unadapted": pairing.b in unadapted,
+        }
         scoped_all: dict[str, list[int]] = {scope: [] for scope, _ in SCOPES}
         for env_id in plan.env_ids:
             played = [games[(env_id, index, game)] for game in range(plan.games)]
@@ -124,12 +131,20 @@ def summarise(plan: TournamentPlan, lines: Iterable[GameLine]) -> TournamentResu
     order = {env_id: i for i, env_id in enumerate(plan.env_ids)}
     per_env.sort(key=lambda row: order[row.env_id])  # type: ignore[index]
     return TournamentResults(
-        seed=plan.seed, games_per_pairing_and_env=plan.games, env_ids=plan.env_ids, agents=plan.agents,
-        privileged_agents=plan.privileged_agents, unadapted_agents=plan.unadapted_agents, total_games=plan.total_games,
-        per_env=tuple(per_env), over_envs=tuple(over_envs),
-        notes=(*((f"{PRIVILEGED_MARK} {PRIVILEGED_NOTE}",) if privileged else ()),
-               *((UNADAPTED_NOTE,) if unadapted else ()),
-               *(() if plan.referee else (UNENFORCED_NOTE,))),
+        seed=plan.seed,
+        games_per_pairing_and_env=plan.games,
+        env_ids=plan.env_ids,
+        agents=plan.agents,
+        privileged_agents=plan.privileged_agents,
+        unadapted_agents=plan.unadapted_agents,
+        total_games=plan.total_games,
+        per_env=tuple(per_env),
+        over_envs=tuple(over_envs),
+        notes=(
+            *((f"{PRIVILEGED_MARK} {PRIVILEGED_NOTE}",) if privileged else ()),
+            *((UNADAPTED_NOTE,) if unadapted else ()),
+            *(() if plan.referee else (UNENFORCED_NOTE,)),
+        ),
         enforced=plan.referee,
     )
 
@@ -142,8 +157,7 @@ def _by_scope(lines: Sequence[GameLine]) -> dict[str, list[int]]:
     }
 
 
-def _row(a: str, b: str, flags: dict[str, bool], env_id: EnvKey | None, name: str,
-         scoped: dict[str, list[int]]) -> ResultRow:
+def _row(a: str, b: str, flags: dict[str, bool], env_id: EnvKey | None, name: str, scoped: dict[str, list[int]]) -> ResultRow:
     rates = {scope: Rates.of(Tally(r.count(1), r.count(0), r.count(-1))) for scope, r in scoped.items()}
     return ResultRow(agent_a=a, agent_b=b, **flags, env_id=env_id, env_name=name, **rates)
 
@@ -187,10 +201,15 @@ def overall_rows(results: TournamentResults) -> list[list[str]]:
 def per_env_rows(results: TournamentResults) -> list[list[str]]:
     """Rows of the per-environment table (:data:`PER_ENV_COLUMNS`): one per pairing and environment."""
     return [
-        [str(row.env_id), agent_label(row.agent_a, row.a_privileged, row.a_unadapted),
-         agent_label(row.agent_b, row.b_privileged, row.b_unadapted),
-         str(row.overall.games), *(rate_cell(row.overall, o) for o in OUTCOMES),
-         colour_cell(row.a_black), colour_cell(row.a_white)]
+        [
+            str(row.env_id),
+            agent_label(row.agent_a, row.a_privileged, row.a_unadapted),
+            agent_label(row.agent_b, row.b_privileged, row.b_unadapted),
+            str(row.overall.games),
+            *(rate_cell(row.overall, o) for o in OUTCOMES),
+            colour_cell(row.a_black),
+            colour_cell(row.a_white),
+        ]
         for row in results.per_env
     ]
 
@@ -198,8 +217,10 @@ def per_env_rows(results: TournamentResults) -> list[list[str]]:
 def describe(results: TournamentResults) -> str:
     """One line: games, environments, seed."""
     envs = compact_ids(results.env_ids)
-    return (f"{results.total_games} games: {results.games_per_pairing_and_env} per pairing and environment, "
-            f"colours alternating (A black in even games); envs {envs}; seed {results.seed}")
+    return (
+        f"{results.total_games} games: {results.games_per_pairing_and_env} per pairing and environment, "
+        f"colours alternating (A black in even games); envs {envs}; seed {results.seed}"
+    )
 
 
 def compact_ids(ids: Sequence[EnvKey]) -> str:

@@ -53,19 +53,28 @@ def read_manifest(run_dir: Path, kind: str) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise TournamentError(f"cannot resume {str(run_dir)!r}: manifest.json is not JSON ({error})") from None
     if manifest.get("kind") != kind:
-        raise TournamentError(f"cannot resume {str(run_dir)!r} with arena {kind}: its manifest is a "
-                              f"{manifest.get('kind')!r} run (resume it with the command that made it)")
+        raise TournamentError(
+            f"cannot resume {str(run_dir)!r} with arena {kind}: its manifest is a "
+            f"{manifest.get('kind')!r} run (resume it with the command that made it)"
+        )
     if int(manifest.get("schema_version", 0)) > MANIFEST_SCHEMA:
-        raise TournamentError(f"cannot resume {str(run_dir)!r}: it was written by a newer version (manifest schema "
-                              f"{manifest.get('schema_version')}, this one reads up to {MANIFEST_SCHEMA}); upgrade")
+        raise TournamentError(
+            f"cannot resume {str(run_dir)!r}: it was written by a newer version (manifest schema "
+            f"{manifest.get('schema_version')}, this one reads up to {MANIFEST_SCHEMA}); upgrade"
+        )
     return dict(manifest)
 
 
 def plan_of(manifest: dict[str, Any]) -> TournamentPlan:
     """The plan a manifest recorded."""
     pairings = tuple(Pairing(p["a"], p["b"]) for p in manifest["pairings"])
-    return TournamentPlan(pairings, tuple(manifest["envs"]), int(manifest["games_per_pairing_and_env"]),
-                          int(manifest["seed"]), str(manifest["referee"]).startswith("process"))
+    return TournamentPlan(
+        pairings,
+        tuple(manifest["envs"]),
+        int(manifest["games_per_pairing_and_env"]),
+        int(manifest["seed"]),
+        str(manifest["referee"]).startswith("process"),
+    )
 
 
 def recorded_games(run_dir: Path, plan: TournamentPlan) -> list[GameLine]:
@@ -82,12 +91,13 @@ def recorded_games(run_dir: Path, plan: TournamentPlan) -> list[GameLine]:
         try:
             line = GameLine.model_validate_json(text)
         except ValidationError as error:
-            raise TournamentError(f"cannot resume: {path} line {number} is not a game line "
-                                  f"({error.errors()[0]['msg']})") from None
+            raise TournamentError(f"cannot resume: {path} line {number} is not a game line ({error.errors()[0]['msg']})") from None
         key = (line.env_id, line.pairing, line.game)
         if seeds.get(key) != line.game_seed:
-            raise TournamentError(f"cannot resume: {path} line {number} (env {line.env_id}, pairing {line.pairing}, "
-                                  f"game {line.game}) is not a game of the plan in manifest.json")
+            raise TournamentError(
+                f"cannot resume: {path} line {number} (env {line.env_id}, pairing {line.pairing}, "
+                f"game {line.game}) is not a game of the plan in manifest.json"
+            )
         games.setdefault(key, line)
     return list(games.values())
 

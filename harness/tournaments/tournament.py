@@ -53,15 +53,18 @@ from harness.tournaments.plan import (
 from harness.tournaments.results import TournamentResults, results_markdown, summarise
 from harness.tournaments.resume import CallsSoFar, RunInterrupted, keep_calls_of, read_manifest, recorded_games
 
-REFEREE_MODE = ("process: K, the game loop, the rewards and privileged agents in the tournament workers; every other "
-                "agent built and asked for its moves in a player process given only the rules, its spec and its seed")
+REFEREE_MODE = (
+    "process: K, the game loop, the rewards and privileged agents in the tournament workers; every other "
+    "agent built and asked for its moves in a player process given only the rules, its spec and its seed"
+)
 IN_PROCESS_MODE = "in-process (UNENFORCED: agents played in the process that holds K; a cheating agent could reach it)"
 AHEAD = 4  # tasks queued per worker: enough to keep it busy, few to cancel when a game fails
 SPIN_S = 0.002
 
 
-def play_games(plan: TournamentPlan, jobs: int, seats: Seats | None = None, *,
-               tasks: Sequence[GameTask] | None = None, stop: StopRequest | None = None) -> Iterator[GameLine]:
+def play_games(
+    plan: TournamentPlan, jobs: int, seats: Seats | None = None, *, tasks: Sequence[GameTask] | None = None, stop: StopRequest | None = None
+) -> Iterator[GameLine]:
     """Every game of the plan (or just ``tasks``), in finishing order; ``jobs`` worker processes (1: in this process).
 
     Under the referee each worker keeps its own two player processes (one per
@@ -99,8 +102,7 @@ def _pooled(tasks: list[GameTask], jobs: int, players: bool, stop: StopRequest |
     """
     # spawn, not fork: the parent may be running threads (the progress bar) that fork would copy mid-lock.
     context = multiprocessing.get_context("spawn")
-    executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                                   initargs=(plugin_sources(), spin_s(jobs), players))
+    executor = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker, initargs=(plugin_sources(), spin_s(jobs), players))
     waiting = iter(tasks)
     running: dict[Future[GameLine], GameTask] = {}
     failure: GameFailed | None = None
@@ -219,8 +221,15 @@ def check_run_dir(path: Path) -> None:
 
 
 def run_tournament(
-    plan: TournamentPlan, run_dir: Path, jobs: int | None = None, *, command: str = "", kind: str = "tournament",
-    on_game: Callable[[GameLine], None] | None = None, resume: bool = False, stop: StopRequest | None = None,
+    plan: TournamentPlan,
+    run_dir: Path,
+    jobs: int | None = None,
+    *,
+    command: str = "",
+    kind: str = "tournament",
+    on_game: Callable[[GameLine], None] | None = None,
+    resume: bool = False,
+    stop: StopRequest | None = None,
     settings: dict[str, object] | None = None,
 ) -> TournamentResults:
     """Play the plan, recording everything under ``run_dir``; returns the summary (also written there).
@@ -250,9 +259,18 @@ def run_tournament(
             return _record(plan, run_dir, jobs, seats, command, kind, on_game, resume, stop, settings)
 
 
-def _record(plan: TournamentPlan, run_dir: Path, jobs: int, seats: Seats, command: str, kind: str,
-            on_game: Callable[[GameLine], None] | None, resume: bool = False,
-            stop: StopRequest | None = None, settings: dict[str, object] | None = None) -> TournamentResults:
+def _record(
+    plan: TournamentPlan,
+    run_dir: Path,
+    jobs: int,
+    seats: Seats,
+    command: str,
+    kind: str,
+    on_game: Callable[[GameLine], None] | None,
+    resume: bool = False,
+    stop: StopRequest | None = None,
+    settings: dict[str, object] | None = None,
+) -> TournamentResults:
     run_dir.mkdir(parents=True, exist_ok=True)
     lines: list[GameLine] = recorded_games(run_dir, plan) if resume else []
     so_far = keep_calls_of(run_dir, lines, CALLS_FILE) if resume else CallsSoFar()
@@ -260,8 +278,7 @@ def _record(plan: TournamentPlan, run_dir: Path, jobs: int, seats: Seats, comman
     if resume:
         manifest = read_manifest(run_dir, kind)
         earlier: Any = manifest.get("resumes") or []
-        manifest["resumes"] = [*earlier, {"at": _now(), "games_on_record": len(lines),
-                                                              "command": command, "jobs": jobs}]
+        manifest["resumes"] = [*earlier, {"at": _now(), "games_on_record": len(lines), "command": command, "jobs": jobs}]
         manifest["status"] = "running"
     _write_json(run_dir / "manifest.json", manifest)
     done = {(line.env_id, line.pairing, line.game) for line in lines}
@@ -316,7 +333,7 @@ def _manifest(plan: TournamentPlan, run_dir: Path, jobs: int, command: str, kind
         "referee": REFEREE_MODE if plan.referee else IN_PROCESS_MODE,
         "colours": "A is black in even-numbered games, white in odd ones",
         "seeding": "game seed = SeedSequence([seed, env_id, pairing key, game index]); pairing key = "
-                   "first 8 bytes of sha256('A\\nB'); agent generators = SeedSequence(game_seed).spawn(2)",
+        "first 8 bytes of sha256('A\\nB'); agent generators = SeedSequence(game_seed).spawn(2)",
         "versions": versions(),
         "git": git_commit(),
         "started_at": _now(),

@@ -33,12 +33,14 @@ class ViewBench:
 
     def lines(self) -> list[str]:
         median = statistics.median(self.first_game_ms)
-        return [f"run: {self.games:,} games, {self.calls:,} model calls ({self.calls_bytes / 2**20:.0f} MiB of calls.jsonl); "
-                f"generated in {self.generate_s:.1f} s",
-                f"arena view: page {self.page_bytes / 1024:.0f} KiB + chunks {self.chunk_bytes / 2**20:.1f} MiB, "
-                f"written in {self.build_s:.1f} s",
-                f"first game shown (headless Chromium, navigation start to game 0's board): median {median:.0f} ms over "
-                f"{len(self.first_game_ms)} openings ({', '.join(f'{ms:.0f}' for ms in self.first_game_ms)} ms)"]
+        return [
+            f"run: {self.games:,} games, {self.calls:,} model calls ({self.calls_bytes / 2**20:.0f} MiB of calls.jsonl); "
+            f"generated in {self.generate_s:.1f} s",
+            f"arena view: page {self.page_bytes / 1024:.0f} KiB + chunks {self.chunk_bytes / 2**20:.1f} MiB, "
+            f"written in {self.build_s:.1f} s",
+            f"first game shown (headless Chromium, navigation start to game 0's board): median {median:.0f} ms over "
+            f"{len(self.first_game_ms)} openings ({', '.join(f'{ms:.0f}' for ms in self.first_game_ms)} ms)",
+        ]
 
 
 def bench_view(work_dir: Path, games: int = 2000, calls: int = 100_000, openings: int = 5) -> ViewBench:
@@ -59,5 +61,13 @@ def bench_view(work_dir: Path, games: int = 2000, calls: int = 100_000, openings
             times.append(float(page.wait_for(FIRST_GAME_SHOWN, timeout_s=120)))
             if page.errors:
                 raise RuntimeError(f"the page reported errors: {page.errors[:3]}")
-    return ViewBench(written.games, written.calls, (run_dir / "calls.jsonl").stat().st_size, generated, built,
-                     written.page_bytes, written.chunk_bytes, tuple(times))
+    return ViewBench(
+        written.games,
+        written.calls,
+        (run_dir / "calls.jsonl").stat().st_size,
+        generated,
+        built,
+        written.page_bytes,
+        written.chunk_bytes,
+        tuple(times),
+    )

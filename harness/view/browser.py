@@ -25,8 +25,18 @@ import aiohttp
 
 T = TypeVar("T")
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome")
-LAUNCH_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--remote-debugging-port=0")
+LAUNCH_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--remote-debugging-port=0",
+)
 INSTALL_HINT = "install Debian's chromium (make browser-tools, or apt-get install -y chromium)"
 
 
@@ -94,6 +104,7 @@ class Browser:
 
     def new_page(self) -> Page:
         """A new tab (about:blank), its console and exceptions recorded from the start."""
+
         async def create() -> Page:
             session = await self._http()
             async with session.put(f"http://127.0.0.1:{self.port}/json/new?about:blank") as response:
@@ -103,6 +114,7 @@ class Browser:
             for method in ("Page.enable", "Runtime.enable", "Log.enable"):
                 await page.call(method)
             return page
+
         return self.run(create())
 
     def close(self) -> None:
@@ -172,16 +184,19 @@ class Page:
 
     def evaluate(self, expression: str) -> Any:
         """The value of ``expression`` in the page (promises awaited), as JSON."""
+
         async def run() -> Any:
             result = await self.call("Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True)
             if "exceptionDetails" in result:
                 details = result["exceptionDetails"]
                 raise BrowserError(f"{expression[:80]}: {details.get('exception', {}).get('description') or details.get('text')}")
             return result.get("result", {}).get("value")
+
         return self._browser.run(run())
 
     def wait_for(self, expression: str, timeout_s: float = 30.0) -> Any:
         """Evaluate ``expression`` until it is truthy; its value, or BrowserError after ``timeout_s``."""
+
         async def run() -> Any:
             deadline = asyncio.get_running_loop().time() + timeout_s
             while True:
@@ -192,16 +207,19 @@ class Page:
                 if asyncio.get_running_loop().time() > deadline:
                     raise BrowserError(f"waited {timeout_s:.0f} s for {expression!r}; page errors: {self.errors or 'none'}")
                 await asyncio.sleep(0.02)
+
         return self._browser.run(run())
 
     def screenshot(self, path: str | Path) -> Path:
         """A PNG of the page as it is (the whole page)."""
+
         async def run() -> str:
             metrics = await self.call("Page.getLayoutMetrics")
             size = metrics.get("cssContentSize") or metrics.get("contentSize") or {}
             clip = {"x": 0, "y": 0, "width": size.get("width", 1400), "height": min(size.get("height", 1000), 4000), "scale": 1}
             result = await self.call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)
             return str(result["data"])
+
         path = Path(path)
         path.write_bytes(base64.b64decode(self._browser.run(run())))
         return path

@@ -74,16 +74,31 @@ def write_view(run_dir: str | Path, out: str | Path | None = None, *, live: bool
             rules[game.env_id] = make_env(game.env_id).rules  # type: ignore[arg-type, unused-ignore]  # a key, where supported
         game_rules = rules[game.env_id]
         game_calls = calls.read(offsets)
-        chunk = GameChunk(id=game.id, rows=game_rules.layout.rows, cols=game_rules.layout.cols, moves=game.moves,
-                          boards=game_boards(game_rules, game.moves), record=game.record, calls=tuple(game_calls),
-                          strategy=_strategy_for(game, strategies))
+        chunk = GameChunk(
+            id=game.id,
+            rows=game_rules.layout.rows,
+            cols=game_rules.layout.cols,
+            moves=game.moves,
+            boards=game_boards(game_rules, game.moves),
+            record=game.record,
+            calls=tuple(game_calls),
+            strategy=_strategy_for(game, strategies),
+        )
         chunk_bytes += _write(target, chunk_script(game.id, chunk.model_dump(mode="json")))
         summaries.append(_summary(game, len(game_calls)))
     extra = _extra(source, calls)
     if extra is not None:
         chunk_bytes += _write(chunks / chunk_name("x"), chunk_script("x", extra))
-    index = ViewIndex(kind=source.kind, title=source.title(), run_dir=str(source.run_dir), overview=overview(source, calls),
-                      games=tuple(summaries), chunk_dir=chunks.name, extra_chunk=extra is not None, live=live)
+    index = ViewIndex(
+        kind=source.kind,
+        title=source.title(),
+        run_dir=str(source.run_dir),
+        overview=overview(source, calls),
+        games=tuple(summaries),
+        chunk_dir=chunks.name,
+        extra_chunk=extra is not None,
+        live=live,
+    )
     page_bytes = _write(page, render_page(index))
     return ViewWritten(page, chunks, len(summaries), int(calls.totals.get("calls", 0)), page_bytes, chunk_bytes, index)
 
@@ -92,8 +107,13 @@ def render_page(index: ViewIndex) -> str:
     """The HTML page with its styles, script and ``index`` inlined."""
     static = {name: resources.files("harness.view").joinpath("static", name).read_text(encoding="utf-8") for name in _STATIC}
     data = index.model_dump_json().replace("</", "<\\/")
-    return (static["page.html"].replace("/*STYLE*/", static["viewer.css"]).replace("/*INDEX*/", data)
-            .replace("/*SCRIPT*/", static["viewer.js"]).replace("{{TITLE}}", _escape(index.title)))
+    return (
+        static["page.html"]
+        .replace("/*STYLE*/", static["viewer.css"])
+        .replace("/*INDEX*/", data)
+        .replace("/*SCRIPT*/", static["viewer.js"])
+        .replace("{{TITLE}}", _escape(index.title))
+    )
 
 
 def _escape(text: str) -> str:
@@ -110,10 +130,24 @@ def _summary(game: SourceGame, calls: int) -> GameSummary:
     colour = game.agent_colour
     own, other = (game.white_discs, game.black_discs) if colour == "white" else (game.black_discs, game.white_discs)
     reward = game.rewards[1] if colour == "white" else game.rewards[0]
-    return GameSummary(id=game.id, phase=game.phase, index=game.index, env_id=game.env_id, layout=game.layout, black=game.black,
-                       white=game.white, opponent=game.opponent, plies=len(game.moves), black_discs=game.black_discs,
-                       white_discs=game.white_discs, rewards=game.rewards, agent_reward=reward,
-                       agent_rho=own / (own + other) if own + other else 0.0, calls=calls, forfeit_by=game.forfeit_by)
+    return GameSummary(
+        id=game.id,
+        phase=game.phase,
+        index=game.index,
+        env_id=game.env_id,
+        layout=game.layout,
+        black=game.black,
+        white=game.white,
+        opponent=game.opponent,
+        plies=len(game.moves),
+        black_discs=game.black_discs,
+        white_discs=game.white_discs,
+        rewards=game.rewards,
+        agent_reward=reward,
+        agent_rho=own / (own + other) if own + other else 0.0,
+        calls=calls,
+        forfeit_by=game.forfeit_by,
+    )
 
 
 def _strategy_for(game: SourceGame, strategies: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -20,8 +20,15 @@ _OUTCOMES = ("win", "draw", "lose")
 
 def overview(source: RunSource, calls: CallIndex) -> dict[str, Any]:
     """The overview of ``source`` (its calls already indexed)."""
-    view: dict[str, Any] = {"manifest": manifest_rows(source), "usage": usage(calls), "calls_plot": call_bins(calls.latency),
-                            "failures": failures(source, calls), "beliefs": None, "checkpoints": [], "notes": []}
+    view: dict[str, Any] = {
+        "manifest": manifest_rows(source),
+        "usage": usage(calls),
+        "calls_plot": call_bins(calls.latency),
+        "failures": failures(source, calls),
+        "beliefs": None,
+        "checkpoints": [],
+        "notes": [],
+    }
     if source.kind == "llm":
         view |= _llm(source)
     elif source.kind == "tournament":
@@ -85,7 +92,7 @@ def call_bins(latency: list[float]) -> list[dict[str, float]]:
     size = max(1, -(-len(latency) // MAX_CALL_BINS))
     bins = []
     for start in range(0, len(latency), size):
-        part = latency[start:start + size]
+        part = latency[start : start + size]
         bins.append({"calls": start + len(part), "mean_latency": sum(part) / len(part), "max_latency": max(part)})
     return bins
 
@@ -103,8 +110,16 @@ def failures(source: RunSource, calls: CallIndex) -> dict[str, int]:
 
 def _llm(source: RunSource) -> dict[str, Any]:
     metrics = source.extras.get("metrics") or {}
-    rows = [outcome_row(opponent, int(result["win"]["count"]), int(result["draw"]["count"]), int(result["lose"]["count"]),
-                        bool(result.get("privileged"))) for opponent, result in (metrics.get("evaluation") or {}).items()]
+    rows = [
+        outcome_row(
+            opponent,
+            int(result["win"]["count"]),
+            int(result["draw"]["count"]),
+            int(result["lose"]["count"]),
+            bool(result.get("privileged")),
+        )
+        for opponent, result in (metrics.get("evaluation") or {}).items()
+    ]
     if not rows:  # a run still going: count the evaluation games on record
         tally: dict[str, Counter[int]] = defaultdict(Counter)
         for game in source.games:
@@ -116,14 +131,22 @@ def _llm(source: RunSource) -> dict[str, Any]:
     for line in source.extras.get("beliefs") or []:
         belief = line.get("belief")
         if isinstance(belief, dict):
-            points.append({"x": line.get("checkpoint"), "low": belief.get("k_low"), "high": belief.get("k_high"),
-                           "label": f"{belief.get('regime')} ({belief.get('confidence')})"})
-    notes = [f"belief at {line.get('checkpoint')}: {line.get('error')}" for line in source.extras.get("beliefs") or []
-             if line.get("error")]
+            points.append(
+                {
+                    "x": line.get("checkpoint"),
+                    "low": belief.get("k_low"),
+                    "high": belief.get("k_high"),
+                    "label": f"{belief.get('regime')} ({belief.get('confidence')})",
+                }
+            )
+    notes = [f"belief at {line.get('checkpoint')}: {line.get('error')}" for line in source.extras.get("beliefs") or [] if line.get("error")]
     if metrics.get("stopped"):
         notes.append(f"stopped: {metrics['stopped']}")
-    return {"outcomes": {"title": "Evaluation (the frozen agent against each opponent)", "rows": rows},
-            "beliefs": {"true_k": true_k, "points": points, "title": "Belief about K at each checkpoint"}, "notes": notes}
+    return {
+        "outcomes": {"title": "Evaluation (the frozen agent against each opponent)", "rows": rows},
+        "beliefs": {"true_k": true_k, "points": points, "title": "Belief about K at each checkpoint"},
+        "notes": notes,
+    }
 
 
 def _agent_reward(colour: str, rewards: tuple[int, int]) -> int:
@@ -143,8 +166,9 @@ def _tournament_outcomes(results: Any) -> dict[str, Any]:
         rates = row["overall"]
         scope = "all envs" if row.get("env_id") is None else f"env {row['env_id']}"
         pairing = f"{wave_label(row['agent_a'])} vs {wave_label(row['agent_b'])} ({scope})"
-        rows.append(outcome_row(pairing, rates["win"], rates["draw"], rates["lose"],
-                                bool(row.get("a_privileged") or row.get("b_privileged"))))
+        rows.append(
+            outcome_row(pairing, rates["win"], rates["draw"], rates["lose"], bool(row.get("a_privileged") or row.get("b_privileged")))
+        )
     return {"title": "A's results against B", "rows": rows}
 
 
@@ -165,10 +189,19 @@ def _paper(results: list[dict[str, Any]]) -> dict[str, Any]:
                 curve.update({o: int(outcome[o]) for o in _OUTCOMES})
         belief = pair.get("belief")
         if isinstance(belief, dict):
-            beliefs.append({"x": pair["env_id"], "low": belief.get("k_low"), "high": belief.get("k_high"),
-                            "label": f"env {pair['env_id']} {pair['agent']}", "true_k": pair.get("condition")})
-    rows = [outcome_row(f"{wave_label(agent)} vs {opponent}", c["win"], c["draw"], c["lose"], privileged.get(opponent, False))
-            for (agent, opponent), c in sorted(totals.items())]
+            beliefs.append(
+                {
+                    "x": pair["env_id"],
+                    "low": belief.get("k_low"),
+                    "high": belief.get("k_high"),
+                    "label": f"env {pair['env_id']} {pair['agent']}",
+                    "true_k": pair.get("condition"),
+                }
+            )
+    rows = [
+        outcome_row(f"{wave_label(agent)} vs {opponent}", c["win"], c["draw"], c["lose"], privileged.get(opponent, False))
+        for (agent, opponent), c in sorted(totals.items())
+    ]
     checkpoints = []
     for (agent, opponent), by_games in sorted(curves.items()):
         points = []
@@ -176,6 +209,9 @@ def _paper(results: list[dict[str, Any]]) -> dict[str, Any]:
             n = c["win"] + c["draw"] + c["lose"]
             points.append([games, c["win"] / n if n else 0.0, *wilson(c["win"], n)])
         checkpoints.append({"label": f"{wave_label(agent)} vs {opponent}", "points": points})
-    return {"outcomes": {"title": "Final evaluation over all environments (adaptive agent vs opponent)", "rows": rows},
-            "checkpoints": checkpoints, "notes": notes,
-            "beliefs": {"true_k": None, "points": beliefs, "title": "Belief about K per environment"} if beliefs else None}
+    return {
+        "outcomes": {"title": "Final evaluation over all environments (adaptive agent vs opponent)", "rows": rows},
+        "checkpoints": checkpoints,
+        "notes": notes,
+        "beliefs": {"true_k": None, "points": beliefs, "title": "Belief about K per environment"} if beliefs else None,
+    }

@@ -16,8 +16,17 @@ from typing import Any
 
 from harness.view.build import PAGE_NAME, ViewWritten, write_view
 
-WATCHED = ("manifest.json", "games.jsonl", "calls.jsonl", "beliefs.jsonl", "strategies.jsonl", "metrics.json", "agent.json",
-           "results.json", "results.jsonl")
+WATCHED = (
+    "manifest.json",
+    "games.jsonl",
+    "calls.jsonl",
+    "beliefs.jsonl",
+    "strategies.jsonl",
+    "metrics.json",
+    "agent.json",
+    "results.json",
+    "results.jsonl",
+)
 HOST = "127.0.0.1"
 
 

@@ -102,20 +102,21 @@ class RunSource:
 def run_kind(run_dir: Path) -> RunKind:
     """The kind of ``run_dir``; TranscriptError naming what is missing otherwise."""
     if not run_dir.is_dir():
-        raise TranscriptError("no such run directory (give a directory that `arena run`, `match`, `tournament` or "
-                              "`bench paper` wrote)", run_dir)
+        raise TranscriptError(
+            "no such run directory (give a directory that `arena run`, `match`, `tournament` or `bench paper` wrote)", run_dir
+        )
     manifest = _read_json(run_dir / MANIFEST_FILE)
     if not isinstance(manifest, dict):
-        raise TranscriptError("not a run directory: it has no manifest.json (arena run, match, tournament and bench paper "
-                              "write one)", run_dir)
+        raise TranscriptError(
+            "not a run directory: it has no manifest.json (arena run, match, tournament and bench paper write one)", run_dir
+        )
     if "run_id" in manifest and "config" in manifest:
         return "llm"
     if manifest.get("kind") in ("tournament", "match") or (run_dir / "results.json").exists():
         return "tournament"
     if (run_dir / PAPER_RESULTS).exists() or "plan" in manifest:
         return "paper"
-    raise TranscriptError("the manifest is neither an 'arena run', a 'match'/'tournament' nor a 'bench paper' one",
-                          run_dir / MANIFEST_FILE)
+    raise TranscriptError("the manifest is neither an 'arena run', a 'match'/'tournament' nor a 'bench paper' one", run_dir / MANIFEST_FILE)
 
 
 def read_run(run_dir: str | Path) -> RunSource:
@@ -125,8 +126,12 @@ def read_run(run_dir: str | Path) -> RunSource:
     manifest = _read_json(run_dir / MANIFEST_FILE)
     if kind == "llm":
         games = tuple(_llm_games(run_dir, int(manifest["config"].get("env", 0))))
-        extras = {"metrics": _read_json(run_dir / METRICS), "beliefs": list(_jsonl(run_dir / BELIEFS)),
-                  "strategies": list(_jsonl(run_dir / STRATEGIES)), "agent_report": _read_json(run_dir / AGENT_REPORT)}
+        extras = {
+            "metrics": _read_json(run_dir / METRICS),
+            "beliefs": list(_jsonl(run_dir / BELIEFS)),
+            "strategies": list(_jsonl(run_dir / STRATEGIES)),
+            "agent_report": _read_json(run_dir / AGENT_REPORT),
+        }
     elif kind == "tournament":
         games = tuple(_tournament_games(run_dir))
         extras = {"results": _read_json(run_dir / "results.json")}
@@ -179,17 +184,46 @@ def _llm_games(run_dir: Path, env_id: int) -> Iterator[SourceGame]:
     for number, raw in enumerate(_jsonl(run_dir / GAMES_FILE)):
         raw.pop("prev_hash", None)
         game = GameEntry.model_validate(raw)
-        yield SourceGame(number, env_id, game.phase, game.game_index, game.opponent, game.agent_colour,
-                         game.model_dump(mode="json"), (game.phase, game.game_index), game.moves, game.layout, game.black,
-                         game.white, game.black_discs, game.white_discs, game.rewards, game.forfeit_by)
+        yield SourceGame(
+            number,
+            env_id,
+            game.phase,
+            game.game_index,
+            game.opponent,
+            game.agent_colour,
+            game.model_dump(mode="json"),
+            (game.phase, game.game_index),
+            game.moves,
+            game.layout,
+            game.black,
+            game.white,
+            game.black_discs,
+            game.white_discs,
+            game.rewards,
+            game.forfeit_by,
+        )
 
 
 def _tournament_games(run_dir: Path) -> Iterator[SourceGame]:
     for number, raw in enumerate(_jsonl(run_dir / GAMES_FILE)):
         line = GameLine.model_validate(raw)
-        yield SourceGame(number, line.env_id, f"env {line.env_id}", line.game, f"{line.agent_a} vs {line.agent_b}", line.a_colour,
-                         line.model_dump(mode="json"), (line.env_id, line.pairing, line.game), line.moves, line.env_name,
-                         line.black, line.white, line.black_discs, line.white_discs, line.rewards)
+        yield SourceGame(
+            number,
+            line.env_id,
+            f"env {line.env_id}",
+            line.game,
+            f"{line.agent_a} vs {line.agent_b}",
+            line.a_colour,
+            line.model_dump(mode="json"),
+            (line.env_id, line.pairing, line.game),
+            line.moves,
+            line.env_name,
+            line.black,
+            line.white,
+            line.black_discs,
+            line.white_discs,
+            line.rewards,
+        )
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:

@@ -20,9 +20,11 @@ from harness.records.entries import CallEntry, GameEntry, RunManifest
 from harness.records.transcript import TranscriptWriter
 from harness.view.boards import board_of
 
-SYSTEM_PROMPT = ("You are playing a series of Othello games on a non-standard board, one move at a time. Your goal is to win "
-                 "as many games as possible, which first means finding out how a game is won. (synthetic run for "
-                 "arena bench view)\n") * 8
+SYSTEM_PROMPT = (
+    "You are playing a series of Othello games on a non-standard board, one move at a time. Your goal is to win "
+    "as many games as possible, which first means finding out how a game is won. (synthetic run for "
+    "arena bench view)\n"
+) * 8
 
 
 def write_synthetic_run(run_dir: str | Path, games: int = 2000, calls: int = 100_000, env_id: int = 3, seed: int = 0) -> Path:
@@ -33,9 +35,13 @@ def write_synthetic_run(run_dir: str | Path, games: int = 2000, calls: int = 100
     per_game = max(1, calls // max(1, games))
     call_index = 0
     with TranscriptWriter(run_dir) as writer:
-        writer.write_manifest(RunManifest(run_id=run_dir.name, config={"agent": "llm-policy", "model": "synthetic/bench",
-                                                                        "env": env_id, "budget": games, "eval_games": 0},
-                                          seeds={"run": seed}))
+        writer.write_manifest(
+            RunManifest(
+                run_id=run_dir.name,
+                config={"agent": "llm-policy", "model": "synthetic/bench", "env": env_id, "budget": games, "eval_games": 0},
+                seeds={"run": seed},
+            )
+        )
         for game_index in range(games):
             moves, states = _random_game(rules, rng)
             plies = [ply for ply, move in enumerate(moves) if move != PASS][:per_game]
@@ -46,10 +52,23 @@ def write_synthetic_run(run_dir: str | Path, games: int = 2000, calls: int = 100
                 call_index += 1
             black, white = rules.counts(states[-1])
             rewards = env.condition.rewards(black, white)
-            writer.append_game(GameEntry(game_index=game_index, phase="adapt", layout=env.layout.name, black="llm-policy",
-                                         white="llm-policy", opponent="self", agent_colour="both", moves=tuple(moves),
-                                         black_discs=black, white_discs=white, rewards=(int(rewards[0]), int(rewards[1])),
-                                         failures=FailureCounts(), seed=seed))
+            writer.append_game(
+                GameEntry(
+                    game_index=game_index,
+                    phase="adapt",
+                    layout=env.layout.name,
+                    black="llm-policy",
+                    white="llm-policy",
+                    opponent="self",
+                    agent_colour="both",
+                    moves=tuple(moves),
+                    black_discs=black,
+                    white_discs=white,
+                    rewards=(int(rewards[0]), int(rewards[1])),
+                    failures=FailureCounts(),
+                    seed=seed,
+                )
+            )
     return run_dir
 
 
@@ -68,15 +87,29 @@ def _call(rules: Rules, state: State, move: int, call_index: int, game_index: in
     board = board_of(rules, state)
     cols = rules.layout.cols
     you, them = ("X", "O") if state.to_move == BLACK else ("O", "X")
-    grid = "\n".join(f"{row + 1} " + " ".join(board.cells[row * cols:(row + 1) * cols]) for row in range(rules.layout.rows))
+    grid = "\n".join(f"{row + 1} " + " ".join(board.cells[row * cols : (row + 1) * cols]) for row in range(rules.layout.rows))
     legal = ", ".join(format_move(m, rules.layout) for m in board.legal)
-    prompt = (f"Game {game_index}, ply {ply}. You play {board.to_move} ({you}); your opponent plays {them}.\n"
-              f"  {' '.join(chr(97 + c) for c in range(cols))}\n{grid}\nDiscs: black {board.black}, white {board.white}.\n"
-              f"Your legal moves: {legal}\nEnd your reply with a final line of the form\nMOVE: d3\n")
+    prompt = (
+        f"Game {game_index}, ply {ply}. You play {board.to_move} ({you}); your opponent plays {them}.\n"
+        f"  {' '.join(chr(97 + c) for c in range(cols))}\n{grid}\nDiscs: black {board.black}, white {board.white}.\n"
+        f"Your legal moves: {legal}\nEnd your reply with a final line of the form\nMOVE: d3\n"
+    )
     shown = format_move(move, rules.layout)
     reply = "MOVE: z9" if retry else f"I take {shown}.\nMOVE: {shown}"
-    return CallEntry(call_index=call_index, game_index=game_index, phase="adapt", ply=ply, attempt=1 if retry else 0,
-                     messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}], reply=reply,
-                     finish_reason="stop", parsed_move=None if retry else shown, verdict="unparsed" if retry else "legal",
-                     failure_kind="parse_error" if retry else None, reason="z9 is not a cell of this board" if retry else None,
-                     tokens_in=len(prompt) // 4 + 120, tokens_out=len(reply) // 4, latency_s=0.4 + (call_index % 17) / 10)
+    return CallEntry(
+        call_index=call_index,
+        game_index=game_index,
+        phase="adapt",
+        ply=ply,
+        attempt=1 if retry else 0,
+        messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
+        reply=reply,
+        finish_reason="stop",
+        parsed_move=None if retry else shown,
+        verdict="unparsed" if retry else "legal",
+        failure_kind="parse_error" if retry else None,
+        reason="z9 is not a cell of this board" if retry else None,
+        tokens_in=len(prompt) // 4 + 120,
+        tokens_out=len(reply) // 4,
+        latency_s=0.4 + (call_index % 17) / 10,
+    )

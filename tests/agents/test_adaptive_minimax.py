@@ -12,13 +12,7 @@ import pytest
 import reference_othello as ref
 
 import agents.adaptive_minimax as am
-from agents.adaptive_minimax import (
-    UTILITY_TERMS,
-    AdaptiveMinimaxAgent,
-    parameter_count,
-    table_for,
-    weightnet,
-)
+from agents.adaptive_minimax import UTILITY_TERMS, AdaptiveMinimaxAgent, parameter_count, table_for, weightnet
 from agents.base import AgentContext
 from agents.evolution import ensemble_weights, select_survivors
 from agents.positional import positional_table
@@ -72,7 +66,9 @@ def test_weight_table_is_weightnet_at_each_count_pair():
 
 def test_posscore_is_wpc_over_discs(make_position):
     agent = small_agent()
-    state = make_position(RULES, """
+    state = make_position(
+        RULES,
+        """
         B B . . . . . .
         . W . . . . . .
         . . B W . . . .
@@ -81,7 +77,8 @@ def test_posscore_is_wpc_over_discs(make_position):
         . . . . . . . .
         . . . . . . . .
         . . . . . . . W
-    """)
+    """,
+    )
     table = positional_table(RULES.layout).reshape(-1)
     own, opp = state.black, state.white
     wpc = sum(table[i] for i in range(64) if own >> i & 1) - sum(table[i] for i in range(64) if opp >> i & 1)
@@ -153,15 +150,15 @@ def test_adapt_plays_population_games_per_generation_through_the_arena():
     agent.adapt(arena, on_progress=progress.append)
     assert arena.games_played == 8 and progress == [4, 8]
     assert agent.summary()["games"] == 8 and agent.generations_done == 2
-    assert all(record.black_policy == record.white_policy == "adaptive-minimax/individual"
-               for record in arena.ledger.records)
+    assert all(record.black_policy == record.white_policy == "adaptive-minimax/individual" for record in arena.ledger.records)
 
 
 def test_paper_scale_adaptation_uses_exactly_the_2000_game_budget():
     # population 100 (pairs i, i+50), 20 generations, two games per pair: 20 x 100 = 2,000 games, no more
     env = make_env(5)  # the 6x8 layout, K > 1: the cheapest full games; depth 1 keeps the test short
-    agent = AdaptiveMinimaxAgent(AgentContext(env.rules), np.random.default_rng(0), train_depth=1, eval_depth=1,
-                                 value_table=positional_table)
+    agent = AdaptiveMinimaxAgent(
+        AgentContext(env.rules), np.random.default_rng(0), train_depth=1, eval_depth=1, value_table=positional_table
+    )
     arena = Arena(env, budget=2000)
     progress: list[int] = []
     agent.adapt(arena, on_progress=progress.append)
@@ -232,8 +229,9 @@ def test_adaptation_is_deterministic_for_a_seed():
 @pytest.mark.parametrize("env_id", [4, 13, 54])  # 12x10 with obstacles; 10x10 minority; 6x8 with a turn limit
 def test_plays_legal_games_without_adapting_and_after_freezing(env_id):
     env = make_env(env_id)
-    agent = AdaptiveMinimaxAgent(AgentContext(env.rules), np.random.default_rng(1), population=6, eval_depth=2,
-                                 value_table=positional_table)
+    agent = AdaptiveMinimaxAgent(
+        AgentContext(env.rules), np.random.default_rng(1), population=6, eval_depth=2, value_table=positional_table
+    )
     agent.freeze()
     record = play_game(env.rules, env.condition, agent, RandomPolicy(np.random.default_rng(2)))
     assert record.rewards == ref.rewards_for_counts(record.black, record.white, env.condition.k)

@@ -24,11 +24,7 @@ from numba import njit
 from search_positions import empties, late_positions, layout_named, live_positions
 
 from agents.search.api import solve_endgame, solve_position
-from agents.search.endgame import (
-    disc_difference_utility,
-    outcome_utility,
-    target_utility,
-)
+from agents.search.endgame import disc_difference_utility, outcome_utility, target_utility
 from engine.bits import bb_any, bb_count
 from engine.condition import Condition
 from engine.kernels import mover_moves, place
@@ -66,8 +62,18 @@ def brute_force(rules: Rules, state: State, utility: np.ndarray) -> float:
     """Exact value of ``state`` for its mover, by visiting every line of play."""
     g = rules.geometry
     mover = state.to_move
-    return float(_brute(g.words(state.own), g.words(state.opponent), state.placed(mover), state.placed(1 - mover),
-                        True, *rules.limit_args, g.kernel_args, utility))
+    return float(
+        _brute(
+            g.words(state.own),
+            g.words(state.opponent),
+            state.placed(mover),
+            state.placed(1 - mover),
+            True,
+            *rules.limit_args,
+            g.kernel_args,
+            utility,
+        )
+    )
 
 
 def reference_value(state: ref.RefState, root: int, utility: np.ndarray) -> float:
@@ -96,8 +102,11 @@ def to_reference(rules: Rules, state: State) -> ref.RefState:
 def utilities(cells: int, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     return [
-        disc_difference_utility(cells), outcome_utility(cells, "1.01"), outcome_utility(cells, "0.2"),
-        outcome_utility(cells, "0.6"), target_utility(cells, cells // 3),
+        disc_difference_utility(cells),
+        outcome_utility(cells, "1.01"),
+        outcome_utility(cells, "0.2"),
+        outcome_utility(cells, "0.6"),
+        target_utility(cells, cells // 3),
         rng.integers(-9, 10, size=(cells + 1, cells + 1)).astype(np.float64),
     ]
 
@@ -139,8 +148,11 @@ def test_the_solver_respects_turn_limits(limit: int, counting: str):
     """Games that the limit ends with empty cells left: many empties, few placements to go."""
     rules = Rules(layout_named("Random Board 2 (6x8)"), limit, counting)
     cells = rules.layout.cells
-    states = [s for s in live_positions(rules, seed=limit, count=60, max_plies=2 * limit)
-              if s.placed_black + s.placed_white >= (limit - 5 if counting == "total" else 2 * limit - 7)]
+    states = [
+        s
+        for s in live_positions(rules, seed=limit, count=60, max_plies=2 * limit)
+        if s.placed_black + s.placed_white >= (limit - 5 if counting == "total" else 2 * limit - 7)
+    ]
     assert len(states) >= 10
     for i, state in enumerate(states):
         utility = utilities(cells, i)[i % 6]

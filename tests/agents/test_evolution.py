@@ -3,15 +3,7 @@
 import numpy as np
 import pytest
 
-from agents.evolution import (
-    ensemble_tables,
-    ensemble_weights,
-    evolve,
-    match_outcome,
-    next_generation,
-    play_generation,
-    select_survivors,
-)
+from agents.evolution import ensemble_tables, ensemble_weights, evolve, match_outcome, next_generation, play_generation, select_survivors
 
 
 def population(rows: int) -> np.ndarray:

@@ -12,13 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.base import AgentContext
-from agents.interval import (
-    IntervalAgent,
-    IntervalConfig,
-    final_total,
-    play_weights,
-    remaining_placements,
-)
+from agents.interval import IntervalAgent, IntervalConfig, final_total, play_weights, remaining_placements
 from agents.interval_belief import (
     HALF,
     InconsistentRecord,

@@ -128,13 +128,7 @@ def test_informative_counts_the_draw_range_with_its_closed_ends():
 
 
 @pytest.mark.parametrize(
-    ("totals", "shares"),
-    [
-        ((1,), (F(1),)),
-        ((4,), (F(3, 4), F(1))),
-        ((6,), (F(2, 3), F(5, 6), F(1))),
-        ((0, 2), (F(1),)),
-    ],
+    ("totals", "shares"), [((1,), (F(1),)), ((4,), (F(3, 4), F(1))), ((6,), (F(2, 3), F(5, 6), F(1))), ((0, 2), (F(1),))]
 )
 def test_achievable_shares_are_exactly_the_majorities(totals, shares):
     assert achievable_shares(totals) == shares

@@ -93,8 +93,15 @@ def reference_search(rules, condition, state, n, c, rollout_turns, paper_compat,
 
 
 REFERENCE_CASES = [  # (env id, simulations, rollout turns, paper_compat, positions)
-    (0, 60, 30, False, 3), (0, 60, 30, True, 3), (4, 50, 30, False, 2), (7, 60, -1, False, 2),
-    (5, 60, 0, True, 2), (6, 40, 30, False, 2), (44, 60, 30, False, 2), (51, 60, 5, True, 2), (21, 60, 30, False, 2),
+    (0, 60, 30, False, 3),
+    (0, 60, 30, True, 3),
+    (4, 50, 30, False, 2),
+    (7, 60, -1, False, 2),
+    (5, 60, 0, True, 2),
+    (6, 40, 30, False, 2),
+    (44, 60, 30, False, 2),
+    (51, 60, 5, True, 2),
+    (21, 60, 30, False, 2),
 ]
 
 
@@ -176,10 +183,10 @@ FINAL_MAJORITY = """
 """
 
 
-@pytest.mark.parametrize(("text", "k", "best"), [
-    (FINAL_CHOICE, K_MINORITY, 2), (FINAL_CHOICE, K_MAJORITY, 9),
-    (FINAL_MAJORITY, K_MAJORITY, 12), (FINAL_MAJORITY, K_MINORITY, None),
-])
+@pytest.mark.parametrize(
+    ("text", "k", "best"),
+    [(FINAL_CHOICE, K_MINORITY, 2), (FINAL_CHOICE, K_MAJORITY, 9), (FINAL_MAJORITY, K_MAJORITY, 12), (FINAL_MAJORITY, K_MINORITY, None)],
+)
 @pytest.mark.parametrize("paper_compat", [False, True])
 def test_takes_the_winning_move_and_avoids_the_losing_final_move(make_position, text, k, best, paper_compat):
     env = env_on(FOUR_BY_FOUR, k)
@@ -229,8 +236,7 @@ def test_values_are_win_rates_with_draws_worth_half(k, value, paper_compat):
     # rho 0.8 wins for K > 1 and K = 0.9, draws for K = 0.7 (neither 0.8 nor 0.2 lies in
     # (0.5, 0.7)), loses for K < 0.
     env = env_on(make_env(0).layout, k)
-    result = search(env.rules, table_of(env), env.rules.initial_state(), 4, rollout_turns=0,
-                    paper_compat=paper_compat, seed=5)
+    result = search(env.rules, table_of(env), env.rules.initial_state(), 4, rollout_turns=0, paper_compat=paper_compat, seed=5)
     assert result.visits == (1, 1, 1, 1) and result.values == (value,) * 4
 
 
@@ -261,9 +267,9 @@ def test_without_a_grant_it_refuses_clearly():
         MctsAgent(AgentContext(env.rules, other), np.random.default_rng(0))
 
 
-@pytest.mark.parametrize(("params", "message"), [
-    ({"n": 0}, "mcts:n=0"), ({"c": -1.0}, "mcts:c=-1.0"), ({"rollout_turns": -2}, "rollout_turns=-2"),
-])
+@pytest.mark.parametrize(
+    ("params", "message"), [({"n": 0}, "mcts:n=0"), ({"c": -1.0}, "mcts:c=-1.0"), ({"rollout_turns": -2}, "rollout_turns=-2")]
+)
 def test_bad_parameters_are_refused(params, message):
     with pytest.raises(ValueError, match=message):
         mcts_agent(make_env(0), **params)
@@ -271,8 +277,11 @@ def test_bad_parameters_are_refused(params, message):
 
 def test_spec_builds_the_agent():
     env = make_env(3)
-    agent = make_agent("mcts:n=30,c=1.0,rollout_turns=10,paper_compat=true",
-                       AgentContext(env.rules, EvaluationGrants(env).grant_simulator), np.random.default_rng(0))
+    agent = make_agent(
+        "mcts:n=30,c=1.0,rollout_turns=10,paper_compat=true",
+        AgentContext(env.rules, EvaluationGrants(env).grant_simulator),
+        np.random.default_rng(0),
+    )
     assert isinstance(agent, MctsAgent)
     assert (agent.n, agent.c, agent.rollout_turns, agent.paper_compat) == (30, 1.0, 10, True)
     assert agent.name == "mcts:n=30,c=1.0,rollout_turns=10,paper_compat=true"

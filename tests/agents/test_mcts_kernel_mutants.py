@@ -68,9 +68,9 @@ def test_a_root_with_many_moves_grows_the_child_pool():
 
 
 @pytest.mark.parametrize("paper_compat", [False, True])
-@pytest.mark.parametrize(("text", "k"), [
-    (FINAL_CHOICE, K_MINORITY), (FINAL_CHOICE, K_MAJORITY), (FINAL_MAJORITY, K_MAJORITY), (FINAL_MAJORITY, K_MINORITY),
-])
+@pytest.mark.parametrize(
+    ("text", "k"), [(FINAL_CHOICE, K_MINORITY), (FINAL_CHOICE, K_MAJORITY), (FINAL_MAJORITY, K_MAJORITY), (FINAL_MAJORITY, K_MINORITY)]
+)
 def test_forced_outcomes_give_exact_win_rates(make_position, text, k, paper_compat):
     """Every root child whose outcome is forced is worth exactly that outcome, from the root mover's view."""
     env = env_on(FOUR, k)
@@ -96,8 +96,7 @@ def test_forced_outcomes_give_exact_win_rates(make_position, text, k, paper_comp
 def test_scored_where_they_stand_draws_are_worth_half(k, value, paper_compat):
     """rollout_turns=0 on 4x4 scores each new child as it stands: black's first moves give 4 discs to 1."""
     env = env_on(FOUR, k)
-    result = search(env.rules, table_of(env), env.rules.initial_state(), 4, rollout_turns=0,
-                    paper_compat=paper_compat, seed=5)
+    result = search(env.rules, table_of(env), env.rules.initial_state(), 4, rollout_turns=0, paper_compat=paper_compat, seed=5)
     assert result.visits == (1, 1, 1, 1) and result.values == (value,) * 4
 
 
@@ -129,8 +128,7 @@ WIDE = standard_layout(8, 10, name="8x10")  # 80 cells: two words per bitboard
 def test_total_turn_counting_two_word_boards_and_a_grown_pool():
     """A turn limit on all placements together; an 80-cell board (two words); enough moves to grow the child pool."""
     total = Environment(0, FOUR, Condition(K_DRAWISH, 4, "total"))
-    for index, state in enumerate([total.rules.initial_state(), *live_positions(total.rules, seed=4, count=2,
-                                                                                 max_plies=4)]):
+    for index, state in enumerate([total.rules.initial_state(), *live_positions(total.rules, seed=4, count=2, max_plies=4)]):
         check_against_reference(total, state, 25, -1, index % 2 == 1, seed=31 + index)
     wide = env_on(WIDE, "0.6")
     state = live_positions(wide.rules, seed=2, count=3, max_plies=40)[2]
@@ -156,8 +154,18 @@ def test_the_kernel_returns_integer_moves_and_visits():
     rules, state = env.rules, env.rules.initial_state()
     geometry = rules.geometry
     moves, visits, values = mcts_search(
-        geometry.words(state.own), geometry.words(state.opponent), 0, 0, *rules.limit_args, geometry.kernel_args,
-        table_of(env), 6, 1.4, 2, False, np.uint64(3),
+        geometry.words(state.own),
+        geometry.words(state.opponent),
+        0,
+        0,
+        *rules.limit_args,
+        geometry.kernel_args,
+        table_of(env),
+        6,
+        1.4,
+        2,
+        False,
+        np.uint64(3),
     )
     assert moves.dtype == np.int64 and visits.dtype == np.int64 and values.dtype == np.float64
     assert sorted(moves.tolist()) == rules.legal_moves(state) and int(visits.sum()) == 6

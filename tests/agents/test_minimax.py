@@ -68,8 +68,12 @@ def test_other_weights_and_utilities_keep_the_equality():
     rng = np.random.default_rng(5)
     rules = rules_for("random 5x7")
     cells = rules.layout.cells
-    utilities = [outcome_utility(cells, "0.2"), outcome_utility(cells, "1.01"), target_utility(cells, 12),
-                 rng.integers(-5, 6, size=(cells + 1, cells + 1)).astype(float)]
+    utilities = [
+        outcome_utility(cells, "0.2"),
+        outcome_utility(cells, "1.01"),
+        target_utility(cells, 12),
+        rng.integers(-5, 6, size=(cells + 1, cells + 1)).astype(float),
+    ]
     for i, state in enumerate(live_positions(rules, seed=9, count=24, max_plies=30)):
         weights = rng.normal(size=len(FEATURES)) * 5
         utility = utilities[i % len(utilities)]
@@ -109,8 +113,7 @@ def test_zobrist_keys_update_incrementally():
             child = rules.play(state, move)
             flipped = g.words(rules.flips(state, move))
             mover_after = child.discs(state.to_move)
-            expected = root_key(g.words(mover_after), g.words(child.discs(child.to_move)), placed + 1, other,
-                                True, zob) ^ zob[2 * cells]
+            expected = root_key(g.words(mover_after), g.words(child.discs(child.to_move)), placed + 1, other, True, zob) ^ zob[2 * cells]
             assert np.uint64(child_key(key, move, flipped, np.int64(0), placed, True, zob)) == expected
 
 
@@ -180,9 +183,11 @@ def test_the_agent_plays_legal_moves_through_a_whole_game(limit: int | None):
 def test_the_agent_solves_the_endgame_exactly():
     rules = rules_for("Standard 8x8")
     agent = MinimaxAgent(AgentContext(rules), np.random.default_rng(0), endgame=10)
-    state = next(s for s in live_positions(rules, seed=21, count=40, max_plies=70)
-                 if (rules.layout.playable_mask & ~(s.black | s.white)).bit_count() <= 10
-                 and len(rules.legal_moves(s)) > 1)
+    state = next(
+        s
+        for s in live_positions(rules, seed=21, count=40, max_plies=70)
+        if (rules.layout.playable_mask & ~(s.black | s.white)).bit_count() <= 10 and len(rules.legal_moves(s)) > 1
+    )
     agent.act(observe(rules, state))
     value, _ = solve_endgame(rules, state)
     assert agent.last is not None and agent.last.value == value
@@ -209,8 +214,7 @@ def test_symmetric_openings_all_tie_and_the_agent_draws_among_them():
         for use_tt in (True, False):
             result = search_position(rules, state, depth, use_tt=use_tt)
             assert sorted(result.ties) == openings, (depth, use_tt, result.values)
-    chosen = {MinimaxAgent(AgentContext(rules), np.random.default_rng(seed), depth=3).act(observe(rules, state))
-              for seed in range(40)}
+    chosen = {MinimaxAgent(AgentContext(rules), np.random.default_rng(seed), depth=3).act(observe(rules, state)) for seed in range(40)}
     assert chosen == set(openings)
 
 

@@ -6,15 +6,7 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.positional import (
-    SWH_TABLE,
-    PositionalAgent,
-    corner_cells,
-    corner_neighbours,
-    derived_table,
-    positional_table,
-    wpc,
-)
+from agents.positional import SWH_TABLE, PositionalAgent, corner_cells, corner_neighbours, derived_table, positional_table, wpc
 from engine import PASS, make_env
 from engine.environments import layouts
 from engine.layout import standard_layout
@@ -148,7 +140,9 @@ def test_positional_agent_maximises_the_wpc_after_its_move(layout_index, random_
 
 def test_positional_agent_prefers_a_corner_to_an_x_square_with_more_flips(make_position):
     rules = make_env(STANDARD).rules
-    state = make_position(rules, """
+    state = make_position(
+        rules,
+        """
 . W B . . . . .
 . . . . . . . .
 . . . . . . B .
@@ -157,7 +151,8 @@ def test_positional_agent_prefers_a_corner_to_an_x_square_with_more_flips(make_p
 . . . . . . W .
 . . . . . . . .
 . . . . . . . .
-""")
+""",
+    )
     index = rules.layout.index
     assert set(rules.legal_moves(state)) == {index((0, 0)), index((6, 6))}
     assert agent_move("greedy", rules, state) == index((6, 6))  # three flips, onto an X-square

@@ -24,13 +24,7 @@ from agents.posnet import (
     value_table,
 )
 from agents.posnet_kernel import play_wpc_game
-from agents.posnet_train import (
-    TrainConfig,
-    TrainConfigError,
-    load_metadata,
-    save_result,
-    train_posnet,
-)
+from agents.posnet_train import TrainConfig, TrainConfigError, load_metadata, save_result, train_posnet
 from engine.condition import Condition
 from engine.environments import layouts
 from engine.layout import standard_layout
@@ -191,14 +185,27 @@ def test_tiny_training_is_deterministic_and_plays_the_stated_games(monkeypatch, 
     path = save_result(first, tmp_path / "run.npz")
     metadata = load_metadata(path)
     assert {k: metadata[k] for k in ("population_size", "generations", "layouts", "seed", "games")} == {
-        "population_size": 8, "generations": 3, "layouts": 3, "seed": 11, "games": 24}
+        "population_size": 8,
+        "generations": 3,
+        "layouts": 3,
+        "seed": 11,
+        "games": 24,
+    }
     assert metadata["sigma"] == 0.05 and metadata["elapsed_seconds"] >= 0
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("population", 7, "even"), ("population", 0, ">= 2"), ("generations", -1, ">= 0"),
-    ("layouts", 0, ">= 1"), ("sigma", -0.1, "sigma"), ("sigma", float("nan"), "sigma"), ("seed", -1, "seed"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("population", 7, "even"),
+        ("population", 0, ">= 2"),
+        ("generations", -1, ">= 0"),
+        ("layouts", 0, ">= 1"),
+        ("sigma", -0.1, "sigma"),
+        ("sigma", float("nan"), "sigma"),
+        ("seed", -1, "seed"),
+    ],
+)
 def test_bad_training_settings_are_refused(field, value, message):
     with pytest.raises(TrainConfigError, match=message):
         TrainConfig(**{field: value})

@@ -53,8 +53,9 @@ def expected_segments() -> list[tuple[int, int]]:
     """Every maximal run of >= 2 playable cells along each lane's axis, walking whole lines of the grid."""
     found = []
     for lane, (dr, dc) in enumerate(LANE_STEPS):
-        starts = {(r, c) for r in range(-5, 9) for c in range(-5, 10)
-                  if not (0 <= r - dr < 4 and 0 <= c - dc < 5) and (0 <= r < 4 and 0 <= c < 5)}
+        starts = {
+            (r, c) for r in range(-5, 9) for c in range(-5, 10) if not (0 <= r - dr < 4 and 0 <= c - dc < 5) and (0 <= r < 4 and 0 <= c < 5)
+        }
         for r, c in starts:  # the first on-board cell of a line
             run: list[tuple[int, int]] = []
             while 0 <= r < 4 and 0 <= c < 5:
@@ -76,16 +77,23 @@ def test_segments_are_the_maximal_runs_along_each_lane():
     assert len(segments) == len(set(segments))
     # spelled out for the east lane: row 0 splits at (0, 3); row 2 starts after (2, 0)
     east = sorted(mask for lane, mask in segments if lane == 0)
-    assert east == sorted([bits([(0, 0), (0, 1), (0, 2)]), bits([(1, c) for c in range(5)]),
-                           bits([(2, c) for c in range(1, 5)]), bits([(3, c) for c in range(5)])])
+    assert east == sorted(
+        [
+            bits([(0, 0), (0, 1), (0, 2)]),
+            bits([(1, c) for c in range(5)]),
+            bits([(2, c) for c in range(1, 5)]),
+            bits([(3, c) for c in range(5)]),
+        ]
+    )
 
 
 def test_blocked_lanes_mark_cells_with_a_blocked_neighbour_on_the_lane_axis():
     words = ft._blocked_lanes(LAYOUT, 1)
     assert len(words) == 4
     for lane, (dr, dc) in enumerate(LANE_STEPS):
-        expected = bits(cell for cell in PLAYABLE
-                        if (cell[0] + dr, cell[1] + dc) not in PLAYABLE or (cell[0] - dr, cell[1] - dc) not in PLAYABLE)
+        expected = bits(
+            cell for cell in PLAYABLE if (cell[0] + dr, cell[1] + dc) not in PLAYABLE or (cell[0] - dr, cell[1] - dc) not in PLAYABLE
+        )
         assert int(words[lane]) == expected, lane
     assert int(words[0]) & (1 << LAYOUT.index((1, 2))) == 0  # an inner cell of a full row
     cornerless = standard_layout(4, 4, obstacles=[(0, 0)])  # cell 0 an obstacle: in no lane's mask
@@ -109,8 +117,11 @@ def test_build_layout_features_packs_the_kernel_arrays():
     corners = [(0, 0), (0, 2), (0, 4), (1, 0), (3, 0), (3, 4)]
     assert features.corners == tuple(LAYOUT.index(cell) for cell in corners)
     assert features.table.dtype == np.float64 and features.table.shape == (20,) and features.table[19] == 19.0
-    assert features.edges == tuple(sorted(LAYOUT.index(cell) for cell in PLAYABLE if cell[0] in (0, 3)
-                                          or cell[1] in (0, 4) or cell in {(1, 3), (2, 1), (1, 0), (3, 0)}))
+    assert features.edges == tuple(
+        sorted(
+            LAYOUT.index(cell) for cell in PLAYABLE if cell[0] in (0, 3) or cell[1] in (0, 4) or cell in {(1, 3), (2, 1), (1, 0), (3, 0)}
+        )
+    )
     assert features.c_cells[2] == (LAYOUT.index((1, 4)),) and features.x_cells[5] == (LAYOUT.index((2, 3)),)
     corner_mask, corner_index, near, byte_table, lanes, seg_words, seg_lane, norms = features.kernel_args
     assert from_words(corner_mask) == bits(corners)

@@ -26,8 +26,7 @@ def test_the_table_has_2_to_the_bits_slots_of_the_documented_types():
     table = TranspositionTable(4)
     keys, depth, value, flag, move = table.arrays
     assert [len(a) for a in table.arrays] == [16] * 5
-    assert (keys.dtype, depth.dtype, value.dtype, flag.dtype, move.dtype) == (
-        np.uint64, np.int16, np.float64, np.int8, np.int16)
+    assert (keys.dtype, depth.dtype, value.dtype, flag.dtype, move.dtype) == (np.uint64, np.int16, np.float64, np.int8, np.int16)
     assert np.all(depth == EMPTY) and np.all(move == -1) and np.all(keys == 0) and np.all(flag == 0)
     assert table.used() == 0
 

@@ -56,7 +56,8 @@ class Position:
 
     def playout(self, seed: int, max_turns: int = -1) -> tuple[int, int, int, int]:
         own, opp, plies, new_seed = kernels.random_playout(
-            self.words(self.own), self.words(self.opp), *self.placed, *self.limit_args, self.geo, np.uint64(seed), max_turns)
+            self.words(self.own), self.words(self.opp), *self.placed, *self.limit_args, self.geo, np.uint64(seed), max_turns
+        )
         return int(own), int(opp), int(plies), int(new_seed)
 
     def perft(self, depth: int) -> int:
@@ -80,15 +81,19 @@ X.X.....
 # (the longest a 16-cell line holds) through all four words. Column 8: white at rows 1, 3, 4, empty at
 # rows 0 and 2, black at row 5 (word 1). Column 9: black at row 10, white at rows 11, 12 and 14, empty
 # at rows 13 and 15 (words 2 and 3).
-SIXTEEN = board("\n".join(
-    "".join(
-        "X" if (r, c) in {(0, 0), (15, 15), (5, 8), (10, 9)}
-        else "O" if (c in (0, 15) and 1 <= r <= 14) or (c == 8 and r in (1, 3, 4)) or (c == 9 and r in (11, 12, 14))
-        else "."
-        for c in range(16)
+SIXTEEN = board(
+    "\n".join(
+        "".join(
+            "X"
+            if (r, c) in {(0, 0), (15, 15), (5, 8), (10, 9)}
+            else "O"
+            if (c in (0, 15) and 1 <= r <= 14) or (c == 8 and r in (1, 3, 4)) or (c == 9 and r in (11, 12, 14))
+            else "."
+            for c in range(16)
+        )
+        for r in range(16)
     )
-    for r in range(16)
-))
+)
 
 # 8 x 8 with obstacle corners: the obstacles at a1 (0) and h1 (7) and d4 (27) would be legal for black if
 # they were empty cells; white's run b7-g7 (49-54) is six long, the longest line of this layout holds.

@@ -60,8 +60,7 @@ def layouts(draw, n_words: int) -> Layout:
 
 
 turn_limits = st.one_of(
-    st.tuples(st.none(), st.just("per_player")),
-    st.tuples(st.integers(1, 40), st.sampled_from(("per_player", "total"))),
+    st.tuples(st.none(), st.just("per_player")), st.tuples(st.integers(1, 40), st.sampled_from(("per_player", "total")))
 )
 thresholds = st.fractions(min_value=-1, max_value=2, max_denominator=300).filter(lambda k: k != HALF)
 
@@ -73,9 +72,7 @@ def assert_same_state(state: State, ref_state: ref.RefState) -> None:
     assert (state.placed_black, state.placed_white) == ref_state.placed
 
 
-def compare_position(
-    rules: Rules, state: State, ref_state: ref.RefState, *, play_each: bool = True, every_cell: bool = False,
-) -> list[int]:
+def compare_position(rules: Rules, state: State, ref_state: ref.RefState, *, play_each: bool = True, every_cell: bool = False) -> list[int]:
     """Assert the engine and the reference agree on ``state``; returns its legal moves.
 
     Checks the discs, the legal moves, is_over and the flips of every legal move;
@@ -149,8 +146,7 @@ def test_ten_thousand_positions_match_reference() -> None:
         layout = standard_layout(rows, cols, random_obstacles(rows, cols, rng.uniform(0, 0.3), rng))
         if not black_can_open(layout):
             continue
-        turn_limit, counting = (None, "per_player") if rng.random() < 0.75 else (
-            rng.randint(1, 40), rng.choice(("per_player", "total")))
+        turn_limit, counting = (None, "per_player") if rng.random() < 0.75 else (rng.randint(1, 40), rng.choice(("per_player", "total")))
         rules = Rules(layout, turn_limit, counting)
         state, ref_state = rules.initial_state(), ref.initial_state(layout, turn_limit, counting)
         while True:

@@ -54,8 +54,17 @@ def test_select_in_word_finds_the_bit_of_each_rank(word, select):
 
 @njit
 def _ops(a, b, index, rank):
-    return (bits.bb_and(a, b), bits.bb_or(a, b), bits.bb_xor(a, b), bits.bb_andnot(a, b), bits.bb_any(a),
-            bits.bb_count(a), bits.bb_bit(a, index), bits.bb_test(a, index), bits.bb_select(a, rank))
+    return (
+        bits.bb_and(a, b),
+        bits.bb_or(a, b),
+        bits.bb_xor(a, b),
+        bits.bb_andnot(a, b),
+        bits.bb_any(a),
+        bits.bb_count(a),
+        bits.bb_bit(a, index),
+        bits.bb_test(a, index),
+        bits.bb_select(a, rank),
+    )
 
 
 @pytest.mark.parametrize("n_words", [1, 2, 4])

@@ -50,8 +50,14 @@ def test_random_games_totals_the_placements_of_each_game():
     seed, expected = np.uint64(77), 0
     for _ in range(4):  # the same games, one by one, each seeded by the one before
         *_, plies, seed = kernels.random_playout(
-            g.words(state.own), g.words(state.opponent), state.placed(state.to_move), state.placed(1 - state.to_move),
-            *rules.limit_args, g.kernel_args, np.uint64(seed), -1,  # compiled code hands the seed back as an int
+            g.words(state.own),
+            g.words(state.opponent),
+            state.placed(state.to_move),
+            state.placed(1 - state.to_move),
+            *rules.limit_args,
+            g.kernel_args,
+            np.uint64(seed),
+            -1,  # compiled code hands the seed back as an int
         )
         assert 1 <= plies <= 5  # five empty cells, at least one placement before the end
         expected += plies

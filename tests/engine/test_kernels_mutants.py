@@ -11,7 +11,6 @@ end of the game (the boards: ``kernel_positions.py``). Random playouts, perft an
 mutation run: ``tests/mutation_run.py``, groups kernels and bits).
 """
 
-
 from __future__ import annotations
 
 import dataclasses
@@ -28,12 +27,17 @@ from engine.layout import Layout, standard_layout
 
 # ------------------------------------------------------------------ hand-drawn positions
 
+
 @pytest.mark.parametrize(
     ("layout", "black_moves", "white_moves", "flips"),
     [
         (WORD_BOUNDARY, {48, 50, 71}, {39, 44}, {71: {55, 62, 63}, 48: {56, 57}, 50: {57}}),
-        (SIXTEEN, {15, 40, 217, 240}, {104, 153},
-         {240: set(range(16, 225, 16)), 15: set(range(31, 240, 16)), 40: {56, 72}, 217: {185, 201}, 8: set(), 249: set()}),
+        (
+            SIXTEEN,
+            {15, 40, 217, 240},
+            {104, 153},
+            {240: set(range(16, 225, 16)), 15: set(range(31, 240, 16)), 40: {56, 72}, 217: {185, 201}, 8: set(), 249: set()},
+        ),
         (OBSTACLES, {55}, {3, 24, 31}, {55: set(range(49, 55)), 29: set()}),
         (PASSES, set(), {2, 9}, {}),
     ],
@@ -53,15 +57,19 @@ def test_hand_computed_moves_and_flips(layout, black_moves, white_moves, flips):
 # 16 x 16: a ray stopped by an empty cell in one word, a whole word of white discs behind it, black in the word
 # after that. Column 3 downwards from row 0: white at row 1, empty at row 2, white rows 3-7 (rows 4-7: all of word 1's
 # cells of that column), black row 8 (word 2). Column 12 upwards from row 15 (word 3): the same, mirrored.
-GAP_THEN_WORD = board("\n".join(
-    "".join(
-        "X" if (r, c) in {(8, 3), (7, 12)}
-        else "O" if (c == 3 and r in (1, 3, 4, 5, 6, 7)) or (c == 12 and r in (14, 12, 11, 10, 9, 8))
-        else "."
-        for c in range(16)
+GAP_THEN_WORD = board(
+    "\n".join(
+        "".join(
+            "X"
+            if (r, c) in {(8, 3), (7, 12)}
+            else "O"
+            if (c == 3 and r in (1, 3, 4, 5, 6, 7)) or (c == 12 and r in (14, 12, 11, 10, 9, 8))
+            else "."
+            for c in range(16)
+        )
+        for r in range(16)
     )
-    for r in range(16)
-))
+)
 
 
 def test_a_ray_stays_stopped_after_a_word_without_a_stop():
@@ -75,8 +83,12 @@ def test_a_ray_stays_stopped_after_a_word_without_a_stop():
 
 
 def test_white_flips_on_the_hand_drawn_boards():
-    for layout, expected in [(OBSTACLES, {3: {2}, 24: {16, 25}, 31: {23}}), (SIXTEEN, {104: {88}, 153: {169}}),
-                             (WORD_BOUNDARY, {39: {47}, 44: {53}}), (PASSES, {2: {1}, 9: {10}})]:
+    for layout, expected in [
+        (OBSTACLES, {3: {2}, 24: {16, 25}, 31: {23}}),
+        (SIXTEEN, {104: {88}, 153: {169}}),
+        (WORD_BOUNDARY, {39: {47}, 44: {53}}),
+        (PASSES, {2: {1}, 9: {10}}),
+    ]:
         state = ref.initial_state(layout)
         position = Position(dataclasses.replace(state, to_move=ref.WHITE), layout)
         for index, cells in expected.items():

@@ -55,8 +55,10 @@ def test_next_random_is_xorshift64_star():
         assert (int(new), int(bits)) == xorshift64_star(seed)
 
 
-@pytest.mark.parametrize(("max_turns", "expected"), [(0, (2, 2, 0)), (1, (2, 2, 0)), (2, (1, 4, 1)), (3, (1, 4, 1)),
-                                                     (4, (0, 6, 2)), (6, (0, 6, 2)), (-1, (0, 6, 2))])
+@pytest.mark.parametrize(
+    ("max_turns", "expected"),
+    [(0, (2, 2, 0)), (1, (2, 2, 0)), (2, (1, 4, 1)), (3, (1, 4, 1)), (4, (0, 6, 2)), (6, (0, 6, 2)), (-1, (0, 6, 2))],
+)
 def test_playout_through_forced_passes_mid_game(max_turns, expected):
     """Black passes, white places, black passes again, white places, then neither can move: 6 turns."""
     position = Position.start(PASSES)
@@ -75,8 +77,13 @@ def test_playout_for_white_counts_from_whites_side():
 
 @pytest.mark.parametrize(
     ("layout", "seeds", "max_turns"),
-    [(standard_layout(8, 8), (3, 4), -1), (standard_layout(9, 8), (5,), -1), (OBSTACLES, (6, 7), -1),
-     (standard_layout(16, 16), (8,), 24), (standard_layout(8, 8), (9, 10, 11), 5)],
+    [
+        (standard_layout(8, 8), (3, 4), -1),
+        (standard_layout(9, 8), (5,), -1),
+        (OBSTACLES, (6, 7), -1),
+        (standard_layout(16, 16), (8,), 24),
+        (standard_layout(8, 8), (9, 10, 11), 5),
+    ],
     ids=["8x8", "9x8", "obstacles", "16x16-24-turns", "8x8-5-turns"],
 )
 def test_playouts_equal_the_reference_playout_seed_by_seed(layout, seeds, max_turns):
@@ -87,8 +94,15 @@ def test_playouts_equal_the_reference_playout_seed_by_seed(layout, seeds, max_tu
 
 @pytest.mark.parametrize(
     ("turn_limit", "counting", "placed", "plies"),
-    [(2, "per_player", (0, 0), 4), (3, "total", (0, 0), 3), (2, "per_player", (1, 2), 1), (3, "per_player", (2, 3), 1),
-     (4, "total", (1, 2), 1), (3, "per_player", (3, 1), 2), (6, "total", (0, 3), 3)],
+    [
+        (2, "per_player", (0, 0), 4),
+        (3, "total", (0, 0), 3),
+        (2, "per_player", (1, 2), 1),
+        (3, "per_player", (2, 3), 1),
+        (4, "total", (1, 2), 1),
+        (3, "per_player", (3, 1), 2),
+        (6, "total", (0, 3), 3),
+    ],
 )
 def test_playouts_stop_at_the_turn_limit(turn_limit, counting, placed, plies):
     state = dataclasses.replace(ref.initial_state(standard_layout(8, 8), turn_limit, counting), placed=placed)
@@ -108,8 +122,9 @@ def test_random_games_total_the_placements_of_chained_playouts(counting, per_gam
         expected += plies
     # per player: black may place 4 more times, white 5; in total: 4 more; neither side runs out of moves that early
     assert expected == 3 * per_game
-    total = kernels.random_games(position.words(position.own), position.words(position.opp), *position.placed, 3,
-                                 *position.limit_args, position.geo, np.uint64(31))
+    total = kernels.random_games(
+        position.words(position.own), position.words(position.opp), *position.placed, 3, *position.limit_args, position.geo, np.uint64(31)
+    )
     assert int(total) == expected
 
 
@@ -118,9 +133,14 @@ def test_random_games_total_the_placements_of_chained_playouts(counting, per_gam
 
 @pytest.mark.parametrize(
     ("layout", "turn_limit", "counting", "placed", "depth"),
-    [(PASSES, None, "per_player", (0, 0), 6), (standard_layout(9, 8), None, "per_player", (0, 0), 3),
-     (OBSTACLES, None, "per_player", (0, 0), 3), (SIXTEEN, None, "per_player", (0, 0), 2),
-     (standard_layout(8, 8), 3, "per_player", (2, 1), 4), (standard_layout(8, 8), 5, "total", (1, 2), 4)],
+    [
+        (PASSES, None, "per_player", (0, 0), 6),
+        (standard_layout(9, 8), None, "per_player", (0, 0), 3),
+        (OBSTACLES, None, "per_player", (0, 0), 3),
+        (SIXTEEN, None, "per_player", (0, 0), 2),
+        (standard_layout(8, 8), 3, "per_player", (2, 1), 4),
+        (standard_layout(8, 8), 5, "total", (1, 2), 4),
+    ],
     ids=["passes", "9x8", "obstacles", "sixteen", "per-player-limit", "total-limit"],
 )
 def test_perft_equals_the_reference(layout, turn_limit, counting, placed, depth):
@@ -152,8 +172,7 @@ def test_perft_by_hand_through_passes_and_the_end():
     # pass; c1 or b3; pass; the other one; the game is over (a leaf at any depth from there)
     assert [position.perft(d) for d in range(7)] == [1, 1, 2, 2, 2, 2, 2]
     # the mover has one placement left and the other none: one move, then a pass, then the end
-    limited = Position(dataclasses.replace(ref.initial_state(standard_layout(8, 8), 2, "per_player"), placed=(1, 2)),
-                       standard_layout(8, 8))
+    limited = Position(dataclasses.replace(ref.initial_state(standard_layout(8, 8), 2, "per_player"), placed=(1, 2)), standard_layout(8, 8))
     assert [limited.perft(d) for d in range(4)] == [1, 4, 4, 4]
 
 
@@ -164,8 +183,8 @@ def _replay(layout: Layout, moves: list[int], turn_limit: int | None = None, cou
     position = Position.start(layout, turn_limit, counting)
     black, white = ref.mask(ref.discs(position.state, ref.BLACK)), ref.mask(ref.discs(position.state, ref.WHITE))
     status, ply, black_count, white_count = kernels.replay(
-        position.words(black), position.words(white), np.array(moves, dtype=np.int64), layout.cells,
-        *position.limit_args, position.geo)
+        position.words(black), position.words(white), np.array(moves, dtype=np.int64), layout.cells, *position.limit_args, position.geo
+    )
     return int(status), int(ply), int(black_count), int(white_count)
 
 

@@ -112,8 +112,7 @@ def test_symmetric_layouts_are_symmetric(symmetric: str) -> None:
 def test_unsymmetric_layouts_are_mostly_not_symmetric() -> None:
     layouts = [layout for layout in _many() if len(layout.obstacles) >= 6]
     point = sum(
-        {symmetric_image(cell, layout.rows, layout.cols, "point") for cell in layout.obstacles} == layout.obstacles
-        for layout in layouts
+        {symmetric_image(cell, layout.rows, layout.cols, "point") for cell in layout.obstacles} == layout.obstacles for layout in layouts
     )
     assert point < len(layouts) // 20
 
@@ -136,15 +135,18 @@ def test_unplayable_request_raises_after_max_tries() -> None:
         random_layout(np.random.default_rng(0), rows=4, cols=4, obstacle_density=1.0, max_tries=5)
 
 
-@pytest.mark.parametrize(("kwargs", "fragment"), [
-    ({"rows": (3, 8)}, "rows=(3, 8)"),
-    ({"rows": 17}, "rows=17"),
-    ({"cols": (9, 5)}, "cols=(9, 5)"),
-    ({"obstacle_density": (-0.1, 0.2)}, "obstacle_density=(-0.1, 0.2)"),
-    ({"obstacle_density": (0.3, 0.2)}, "0 <= low <= high <= 1"),
-    ({"obstacle_density": 1.5}, "obstacle_density=1.5"),
-    ({"symmetric": "diagonal"}, "'none', 'point', 'mirror'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"rows": (3, 8)}, "rows=(3, 8)"),
+        ({"rows": 17}, "rows=17"),
+        ({"cols": (9, 5)}, "cols=(9, 5)"),
+        ({"obstacle_density": (-0.1, 0.2)}, "obstacle_density=(-0.1, 0.2)"),
+        ({"obstacle_density": (0.3, 0.2)}, "0 <= low <= high <= 1"),
+        ({"obstacle_density": 1.5}, "obstacle_density=1.5"),
+        ({"symmetric": "diagonal"}, "'none', 'point', 'mirror'"),
+    ],
+)
 def test_bad_arguments_say_what_is_allowed(kwargs: dict, fragment: str) -> None:
     with pytest.raises(ValueError) as info:
         random_layout(np.random.default_rng(0), **kwargs)

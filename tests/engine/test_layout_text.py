@@ -8,12 +8,7 @@ import pytest
 
 from engine.environments import layouts
 from engine.layout import Layout, LayoutError, standard_layout
-from engine.layout_text import (
-    format_layout,
-    load_layout,
-    parse_layout,
-    validate_playable,
-)
+from engine.layout_text import format_layout, load_layout, parse_layout, validate_playable
 from engine.rules import Rules
 from engine.state import PASS
 
@@ -61,10 +56,7 @@ def test_whitespace_inside_rows_is_ignored() -> None:
 
 
 def test_comments_blank_lines_and_crlf_are_ignored() -> None:
-    text = (
-        "\n; name: Commented\n; another comment\n\n. . . .\r\n  ; indented comment\n"
-        ". B W .\n\n. W B .\n. . . .\n; trailer\n"
-    )
+    text = "\n; name: Commented\n; another comment\n\n. . . .\r\n  ; indented comment\n. B W .\n\n. W B .\n. . . .\n; trailer\n"
     layout = parse_layout(text)
     assert layout == standard_layout(4, 4, name="Commented")
 
@@ -124,12 +116,15 @@ def _board(rows: int, cols: int) -> str:
     return "\n".join(" ".join(row) for row in grid) + "\n"
 
 
-@pytest.mark.parametrize(("rows", "cols", "expected"), [
-    (17, 8, "the board has 17 rows (lines 1-17); it needs 4 to 16 rows"),
-    (3, 8, "the board has 3 rows (lines 1-3); it needs 4 to 16 rows"),
-    (8, 17, "the board has 17 columns"),
-    (6, 3, "the board has 3 columns"),
-])
+@pytest.mark.parametrize(
+    ("rows", "cols", "expected"),
+    [
+        (17, 8, "the board has 17 rows (lines 1-17); it needs 4 to 16 rows"),
+        (3, 8, "the board has 3 rows (lines 1-3); it needs 4 to 16 rows"),
+        (8, 17, "the board has 17 columns"),
+        (6, 3, "the board has 3 columns"),
+    ],
+)
 def test_board_size_limits(rows: int, cols: int, expected: str) -> None:
     message = _error(_board(rows, cols))
     assert expected in message
@@ -143,11 +138,14 @@ def test_largest_and_smallest_boards_parse() -> None:
     assert parse_layout(_board(16, 4)).shape == (16, 4)
 
 
-@pytest.mark.parametrize(("text", "missing"), [
-    (". . . .\n. B B .\n. B B .\n. . . .\n", "no white discs ('W')"),
-    (". . . .\n. W . .\n. . W .\n. . . .\n", "no black discs ('B')"),
-    (". . . .\n. . # .\n. . . .\n. . . .\n", "no black discs ('B') and no white discs ('W')"),
-])
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        (". . . .\n. B B .\n. B B .\n. . . .\n", "no white discs ('W')"),
+        (". . . .\n. W . .\n. . W .\n. . . .\n", "no black discs ('B')"),
+        (". . . .\n. . # .\n. . . .\n. . . .\n", "no black discs ('B') and no white discs ('W')"),
+    ],
+)
 def test_missing_colour(text: str, missing: str) -> None:
     message = _error(text)
     assert missing in message and "both colours need at least one disc" in message

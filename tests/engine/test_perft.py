@@ -23,10 +23,18 @@ BENCHMARK_LAYOUTS = layouts()
 def kernel_perft(layout: Layout, depth: int, turn_limit: int | None = None, counting: str = "per_player") -> int:
     """``engine.kernels.perft`` from the start of ``layout`` (black to move, no placements yet)."""
     g = geometry_of(layout)
-    return int(kernels.perft(
-        g.words(layout.mask(layout.black)), g.words(layout.mask(layout.white)), 0, 0, depth,
-        turn_limit or kernels.NO_LIMIT, COUNTING_CODES[counting], g.kernel_args,
-    ))
+    return int(
+        kernels.perft(
+            g.words(layout.mask(layout.black)),
+            g.words(layout.mask(layout.white)),
+            0,
+            0,
+            depth,
+            turn_limit or kernels.NO_LIMIT,
+            COUNTING_CODES[counting],
+            g.kernel_args,
+        )
+    )
 
 
 def random_layout(rows: int, cols: int, seed: int, density: float = 0.15) -> Layout:

@@ -59,9 +59,8 @@ def test_every_damaged_game_is_refused_at_the_ply_that_breaks_it(seed, data):
     for move in moves[:ply]:
         state = rules.play(state, move)
     legal = set(rules.legal_moves(state))
-    bad = data.draw(st.sampled_from([m for m in (PASS, -7, rules.layout.cells, 10**9, *range(rules.layout.cells))
-                                     if m not in legal]))
-    damaged = [*moves[:ply], bad, *moves[ply + 1:]]
+    bad = data.draw(st.sampled_from([m for m in (PASS, -7, rules.layout.cells, 10**9, *range(rules.layout.cells)) if m not in legal]))
+    damaged = [*moves[:ply], bad, *moves[ply + 1 :]]
     with pytest.raises(IllegalMoveError, match=rf"^ply {ply}: "):
         rules.replay(damaged)
 

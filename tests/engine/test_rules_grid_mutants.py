@@ -24,12 +24,7 @@ B . W . . #
 # . . W . .
 . . . . B W
 """
-BLACK_VIEW = [
-    [1, 0, -1, 0, 0, 2],
-    [0, -1, 1, 1, 0, 0],
-    [2, 0, 0, -1, 0, 0],
-    [0, 0, 0, 0, 1, -1],
-]
+BLACK_VIEW = [[1, 0, -1, 0, 0, 2], [0, -1, 1, 1, 0, 0], [2, 0, 0, -1, 0, 0], [0, 0, 0, 0, 1, -1]]
 
 
 def drawn(picture: str, to_move: int = BLACK) -> tuple[Rules, State]:
@@ -111,8 +106,9 @@ def test_a_cell_held_by_both_colours_shows_the_opponent():
     expected = [row[:] for row in BLACK_VIEW]
     expected[0][0] = expected[1][1] = -1
     assert rules.grid(both).tolist() == expected
-    assert rules.grid(both, WHITE).tolist() == [[-1 if (r, c) in ((0, 0), (1, 1)) else v for c, v in enumerate(row)]
-                                                 for r, row in enumerate(negated_discs(BLACK_VIEW))]
+    assert rules.grid(both, WHITE).tolist() == [
+        [-1 if (r, c) in ((0, 0), (1, 1)) else v for c, v in enumerate(row)] for r, row in enumerate(negated_discs(BLACK_VIEW))
+    ]
 
 
 @pytest.mark.parametrize(("rows", "cols", "bit"), [(7, 7, 50), (4, 6, 24), (4, 6, 30)])

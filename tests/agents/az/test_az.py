@@ -147,4 +147,3 @@ def test_the_agent_module_does_not_import_torch():
     code = "import sys, agents.az_agent; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-

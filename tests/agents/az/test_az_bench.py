@@ -22,8 +22,10 @@ def test_held_out_boards_are_fixed_and_of_the_promised_kinds():
 
 def test_win_rates_count_every_game_and_draws_half():
     rows = win_rates("greedy", ["random"], held_out_layouts()[:2], games=2, seed=3)
-    assert [(r.board, r.opponent, r.record.games) for r in rows] == [("Standard 8x8", "random", 2),
-                                                                    ("held-out 8x8, 4 blocked", "random", 2)]
+    assert [(r.board, r.opponent, r.record.games) for r in rows] == [
+        ("Standard 8x8", "random", 2),
+        ("held-out 8x8, 4 blocked", "random", 2),
+    ]
     with pytest.raises(ValueError, match="games=0"):
         win_rates("greedy", ["random"], held_out_layouts()[:1], games=0)
 
@@ -43,8 +45,7 @@ def test_results_file_resumes_and_a_game_does_not_depend_on_its_companions(tmp_p
     win_rates("greedy", ["random", "corner"], boards, games=2, seed=1, results=results)
     assert len(results.read_text().splitlines()) == 8
     played = []
-    rows = win_rates("greedy", ["corner", "random"], boards, games=3, seed=1, results=results,
-                     on_game=lambda: played.append(1))
+    rows = win_rates("greedy", ["corner", "random"], boards, games=3, seed=1, results=results, on_game=lambda: played.append(1))
     assert len(played) == 12 and len(results.read_text().splitlines()) == 12  # progress counts all 12; the file got the 4 missing
     fresh = win_rates("greedy", ["random"], boards, games=3, seed=1)
     assert [r.record for r in rows if r.opponent == "random"] == [r.record for r in fresh]
@@ -65,8 +66,9 @@ def test_a_random_opening_makes_deterministic_players_play_different_games():
 
     def moves(opening: int, seed: int) -> list[int]:
         rng = np.random.default_rng(seed)
-        players = [EpsilonPolicy(make_agent("positional", AgentContext(env.rules), np.random.default_rng(0)), 0.0, rng,
-                                 opening) for _ in range(2)]
+        players = [
+            EpsilonPolicy(make_agent("positional", AgentContext(env.rules), np.random.default_rng(0)), 0.0, rng, opening) for _ in range(2)
+        ]
         return list(play_game(env.rules, env.condition, *players).moves)
 
     assert moves(0, 1) == moves(0, 2)  # the same game every time without an opening

@@ -9,8 +9,24 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 
-TINY = ["--rounds", "1", "--games", "1", "--simulations", "2", "--steps", "1", "--batch", "4", "--channels", "8",
-        "--blocks", "1", "--seconds", "0"]
+TINY = [
+    "--rounds",
+    "1",
+    "--games",
+    "1",
+    "--simulations",
+    "2",
+    "--steps",
+    "1",
+    "--batch",
+    "4",
+    "--channels",
+    "8",
+    "--blocks",
+    "1",
+    "--seconds",
+    "0",
+]
 
 
 def invoke(*args: object):
@@ -31,18 +47,28 @@ def test_train_az_writes_a_checkpoint_and_the_network_and_resumes(tmp_path):
     assert again.exit_code == 0 and "round 2:" in again.output and "round 1:" not in again.output, again.output
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--games", "0"], "games=0"),
-    (["--simulations", "-1"], "simulations=-1"),
-    (["--resume"], "--resume needs --out"),
-])
+@pytest.mark.parametrize(
+    "args, fragment", [(["--games", "0"], "games=0"), (["--simulations", "-1"], "simulations=-1"), (["--resume"], "--resume needs --out")]
+)
 def test_bad_train_settings_exit_2_with_one_line(args, fragment):
     one_error_line(invoke("train", "az", "--rounds", "1", *args), fragment)
 
 
 def test_bad_az_weights_are_one_line_in_a_match(tmp_path):
-    result = invoke("match", f"az:weights={tmp_path / 'none.pt'}", "random", "--env", "0", "--games", "1", "--jobs", "1",
-                    "--in-process", "--out", tmp_path / "run")
+    result = invoke(
+        "match",
+        f"az:weights={tmp_path / 'none.pt'}",
+        "random",
+        "--env",
+        "0",
+        "--games",
+        "1",
+        "--jobs",
+        "1",
+        "--in-process",
+        "--out",
+        tmp_path / "run",
+    )
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert "no az weights" in result.output
 
@@ -65,8 +91,24 @@ def test_az_and_ntuple_are_listed_and_serve_as_opponents_in_tournaments_and_benc
 
     listed = invoke("agents")
     assert listed.exit_code == 0 and " az " in listed.output and " ntuple " in listed.output, listed.output
-    tournament = invoke("tournament", "--agents", "az:seconds=1,simulations=2", "--agents", "ntuple", "--vs", "positional",
-                        "--envs", 5, "--games", 1, "--jobs", 1, "--in-process", "--out", tmp_path / "t")
+    tournament = invoke(
+        "tournament",
+        "--agents",
+        "az:seconds=1,simulations=2",
+        "--agents",
+        "ntuple",
+        "--vs",
+        "positional",
+        "--envs",
+        5,
+        "--games",
+        1,
+        "--jobs",
+        1,
+        "--in-process",
+        "--out",
+        tmp_path / "t",
+    )
     assert tournament.exit_code == 0 and "2 games: 1 per pairing" in tournament.output, tournament.output
     games = [json.loads(line) for line in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
     assert sorted(game["agent_a"] for game in games) == ["az:seconds=1.0,simulations=2", "ntuple"]
@@ -77,6 +119,20 @@ def test_az_and_ntuple_are_listed_and_serve_as_opponents_in_tournaments_and_benc
         raise typer.Exit(0)
 
     monkeypatch.setattr(bench_paper, "run_bench_paper", stop)
-    paper = invoke("bench", "paper", "--envs", 0, "--agents", "interval", "--opponents", "az:seconds=1",
-                   "--opponents", "ntuple:depth=2", "--jobs", 1, "--out", tmp_path / "b")
+    paper = invoke(
+        "bench",
+        "paper",
+        "--envs",
+        0,
+        "--agents",
+        "interval",
+        "--opponents",
+        "az:seconds=1",
+        "--opponents",
+        "ntuple:depth=2",
+        "--jobs",
+        1,
+        "--out",
+        tmp_path / "b",
+    )
     assert paper.exit_code == 0 and seen["opponents"] == ["az:seconds=1.0", "ntuple:depth=2"], paper.output

@@ -19,9 +19,11 @@ torch.set_num_threads(1)
 
 def flat_evaluate(sizes: list[int]):
     """Uniform logits and value 0 for every board, recording each call's batch size."""
+
     def evaluate(grids):
         sizes.append(len(grids))
         return [np.zeros(grid.size) for grid in grids], np.zeros(len(grids))
+
     return evaluate
 
 

@@ -7,15 +7,7 @@ import pytest
 
 from agents.base import AgentContext
 from agents.evolution import plus_offspring, plus_selection
-from agents.ntuple import (
-    NTupleError,
-    NTupleNetwork,
-    layout_symmetries,
-    load_network,
-    network_shape,
-    save_network,
-    zero_network,
-)
+from agents.ntuple import NTupleError, NTupleNetwork, layout_symmetries, load_network, network_shape, save_network, zero_network
 from agents.ntuple_agent import NTupleAgent
 from agents.ntuple_kernel import codes_of, evaluate, ntuple_scores
 from agents.ntuple_train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
@@ -50,19 +42,23 @@ def reference_value(network: NTupleNetwork, own: int, opponent: int) -> float:
         index = 0
         for j, cell in enumerate(cells):
             code = 2 if own >> cell & 1 else (0 if opponent >> cell & 1 else 1)
-            index += code * 3 ** j
+            index += code * 3**j
         total += float(network.luts[orbit, index])
     return total
 
 
 def random_network(layout, n=2, seed=0):
     shape = network_shape(layout, n)
-    return NTupleNetwork(layout, shape, np.random.default_rng(seed).normal(size=(shape.orbits, 3 ** n)))
+    return NTupleNetwork(layout, shape, np.random.default_rng(seed).normal(size=(shape.orbits, 3**n)))
 
 
-TEST_LAYOUTS = [STANDARD, layouts()[4], layouts()[2],
-                random_layout(np.random.default_rng(7), rows=(6, 9), cols=(6, 9), obstacle_density=0.15),
-                random_layout(np.random.default_rng(8), rows=7, cols=7, obstacle_density=0.2, symmetric="point")]
+TEST_LAYOUTS = [
+    STANDARD,
+    layouts()[4],
+    layouts()[2],
+    random_layout(np.random.default_rng(7), rows=(6, 9), cols=(6, 9), obstacle_density=0.15),
+    random_layout(np.random.default_rng(8), rows=7, cols=7, obstacle_density=0.2, symmetric="point"),
+]
 
 
 def test_all_n_on_plain_8x8_has_the_papers_sizes():
@@ -95,8 +91,7 @@ def test_value_is_invariant_under_the_layouts_symmetries(layout):
     _, states = random_positions(layout, 15, seed=4)
     for state in states:
         for cell_map in layout_symmetries(layout):
-            moved = [sum(1 << int(cell_map[i]) for i in range(layout.cells) if discs >> i & 1)
-                     for discs in (state.black, state.white)]
+            moved = [sum(1 << int(cell_map[i]) for i in range(layout.cells) if discs >> i & 1) for discs in (state.black, state.white)]
             assert network.value(*moved) == pytest.approx(network.value(state.black, state.white))
 
 
@@ -124,16 +119,26 @@ def test_one_ply_scores_are_the_reference_values_of_the_afterstates(layout):
         codes = codes_of(g.words(state.black), g.words(state.white), layout.cells)
         before = codes.copy()
         values, moves = np.empty(layout.cells), np.empty(layout.cells, dtype=np.int64)
-        count = ntuple_scores(codes, g.words(state.own), g.words(state.opponent), g.words(rules.legal_mask(state)),
-                              state.to_move == 1, net, g.kernel_args, values, moves)
+        count = ntuple_scores(
+            codes,
+            g.words(state.own),
+            g.words(state.opponent),
+            g.words(rules.legal_mask(state)),
+            state.to_move == 1,
+            net,
+            g.kernel_args,
+            values,
+            moves,
+        )
         assert np.array_equal(codes, before)  # every trial move is undone
         expected = {}
         for move in rules.legal_moves(state):
             after = rules.play(state, move)
             expected[move] = reference_value(network, after.opponent, after.own)  # the mover's view
         assert {int(moves[k]): pytest.approx(values[k]) for k in range(count)} == expected
-        depth_one = root_values(codes, g.words(state.own), g.words(state.opponent), state.to_move == 1, 1, net,
-                                g.kernel_args, moves, values)
+        depth_one = root_values(
+            codes, g.words(state.own), g.words(state.opponent), state.to_move == 1, 1, net, g.kernel_args, moves, values
+        )
         assert {int(moves[k]): pytest.approx(values[k]) for k in range(depth_one)} == expected
 
 
@@ -146,8 +151,7 @@ def test_search_at_depth_two_is_the_minimum_over_replies():
     for state in states:
         codes = codes_of(g.words(state.black), g.words(state.white), layout.cells)
         values, moves = np.empty(layout.cells), np.empty(layout.cells, dtype=np.int64)
-        count = root_values(codes, g.words(state.own), g.words(state.opponent), state.to_move == 1, 2, net,
-                            g.kernel_args, moves, values)
+        count = root_values(codes, g.words(state.own), g.words(state.opponent), state.to_move == 1, 2, net, g.kernel_args, moves, values)
         for k in range(count):
             after = rules.play(state, int(moves[k]))
             replies = rules.legal_moves(after)

@@ -26,18 +26,18 @@ def test_nes_climbs_a_noisy_smooth_function():
         return float(theta @ target / (np.linalg.norm(theta) * np.linalg.norm(target))) + noise
 
     checks = []
-    best, value, steps = nes_ascent(-target, score, 16, 1, 0.3, 0.1, rng, lambda step: step < 60,
-                                    lambda step, theta: checks.append(score(theta, 1, 7)) or checks[-1])
+    best, value, steps = nes_ascent(
+        -target, score, 16, 1, 0.3, 0.1, rng, lambda step: step < 60, lambda step, theta: checks.append(score(theta, 1, 7)) or checks[-1]
+    )
     assert steps == 60 and len(checks) == 7
     assert value == max(checks) and value > 0.9 and checks[0] < -0.9
-    assert np.sqrt(np.mean(best ** 2)) == pytest.approx(1.0)
+    assert np.sqrt(np.mean(best**2)) == pytest.approx(1.0)
 
 
 def test_nes_training_from_given_weights_keeps_the_shape_and_reports_checks():
     shape = network_shape(SMALL, 2)
     start = np.random.default_rng(4).normal(size=(shape.orbits, 9))
-    config = NTupleTrainConfig(method="nes", generations=10, nes_pairs=2, nes_games=1, eval_games=20, seed=2,
-                               init=start)
+    config = NTupleTrainConfig(method="nes", generations=10, nes_pairs=2, nes_games=1, eval_games=20, seed=2, init=start)
     result = train_ntuple(SMALL, config)
     assert result.network.luts.shape == (shape.orbits, 9)
     assert [point.games for point in result.curve] == [0, 10 * 4 * 2]

@@ -15,13 +15,7 @@ from run_checks import interrupted_then_resumed
 from engine.environments import make_env
 from engine.protocol.observation import observe
 from engine.protocol.record import GameRecord
-from harness.bench.harness import (
-    IN_FLIGHT_TARGET,
-    OVERHEAD_TARGET_S,
-    ConcurrencyResult,
-    bench_concurrency,
-    bench_overhead,
-)
+from harness.bench.harness import IN_FLIGHT_TARGET, OVERHEAD_TARGET_S, ConcurrencyResult, bench_concurrency, bench_overhead
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient
 from harness.models.mock import make_mock
@@ -67,8 +61,7 @@ def test_concurrency_verdicts():
 
 
 def _config(**changes):
-    base = dict(model="mock/first-legal", env=21, budget=4, eval_games=6, opponents=("random", "mcts:n=8"), seed=3,
-                checkpoints=(2,))
+    base = dict(model="mock/first-legal", env=21, budget=4, eval_games=6, opponents=("random", "mcts:n=8"), seed=3, checkpoints=(2,))
     return LlmRunConfig(**{**base, **changes})
 
 
@@ -83,8 +76,13 @@ def _contents(run_dir):
 
 def test_concurrent_evaluation_writes_what_sequential_play_writes(tmp_path):
     sequential = run_llm(_config(concurrency=1, referee=False), out=tmp_path, run_id="sequential")  # as the other: in-process
-    client = ModelClient("mock/first-legal", cache=ResponseCache(tmp_path / "concurrent" / CACHE_FILE), concurrency=8,
-                         seed=3, mock=make_mock("mock/first-legal", seed=3, latency_s=0.01))
+    client = ModelClient(
+        "mock/first-legal",
+        cache=ResponseCache(tmp_path / "concurrent" / CACHE_FILE),
+        concurrency=8,
+        seed=3,
+        mock=make_mock("mock/first-legal", seed=3, latency_s=0.01),
+    )
     concurrent = run_llm(_config(concurrency=8), out=tmp_path, run_id="concurrent", client=client)
     assert client.max_in_flight > 1  # the evaluation games did overlap
     games, calls, metrics = _contents(concurrent)
@@ -94,7 +92,8 @@ def test_concurrent_evaluation_writes_what_sequential_play_writes(tmp_path):
 
 def test_an_interrupted_concurrent_evaluation_resumes_to_the_same_run(tmp_path):
     whole, cut, kept = interrupted_then_resumed(
-        _config(concurrency=4), tmp_path, lambda entry: entry.phase == "eval" and entry.game_index == 5)
+        _config(concurrency=4), tmp_path, lambda entry: entry.phase == "eval" and entry.game_index == 5
+    )
     assert [g.game_index for g in kept if g.phase == "eval"] == list(range(6))  # in order, no gap
     (games, calls, metrics), (games_whole, calls_whole, metrics_whole) = _contents(cut), _contents(whole)
     assert games == games_whole and calls == calls_whole
@@ -160,14 +159,28 @@ def test_observation_with_known_legal_moves_equals_observe():
         expected, got = observe(env.rules, state), observe(env.rules, state, legal)
         assert (got.grid == expected.grid).all() and not got.grid.flags.writeable
         assert (got.legal_moves, got.colour, got.move_number, got.state) == (
-            expected.legal_moves, expected.colour, expected.move_number, expected.state)
+            expected.legal_moves,
+            expected.colour,
+            expected.move_number,
+            expected.state,
+        )
         state = env.rules.play(state, legal[-1])
 
 
 def test_records_are_unchanged_by_the_summary_arithmetic():
     layout = make_env(0).layout
-    record = GameRecord(layout=layout.name, black_policy="a", white_policy="b", moves=(), black=40, white=24,
-                        rho_black=40 / 64, rho_white=24 / 64, rewards=(1, -1), plies=0)
+    record = GameRecord(
+        layout=layout.name,
+        black_policy="a",
+        white_policy="b",
+        moves=(),
+        black=40,
+        white=24,
+        rho_black=40 / 64,
+        rho_white=24 / 64,
+        rewards=(1, -1),
+        plies=0,
+    )
     summary = GameSummary.from_record(1, record, 1, layout)
     assert (summary.own, summary.opp, summary.rho_value, summary.rho_slot(10)) == (24, 40, 0.375, 3)
     assert GameSummary(2, 0, 64, 0, 0, 1).rho_slot(10) == 9 and GameSummary(3, 0, 0, 0, 64, 0).rho_slot(10) == 0

@@ -174,18 +174,37 @@ def test_resume_skips_finished_pairs(fakes, tmp_path):
     fakes.unlink()
     again = run_bench_paper(plan, run_dir, jobs=1, resume=True)
     assert adapt_calls(fakes) == 1
-    assert [r.model_dump(exclude={"adapt_seconds", "eval_seconds", "checkpoint_seconds"}) for r in again] == \
-        [r.model_dump(exclude={"adapt_seconds", "eval_seconds", "checkpoint_seconds"}) for r in first]
+    assert [r.model_dump(exclude={"adapt_seconds", "eval_seconds", "checkpoint_seconds"}) for r in again] == [
+        r.model_dump(exclude={"adapt_seconds", "eval_seconds", "checkpoint_seconds"}) for r in first
+    ]
     run_bench_paper(plan, run_dir, jobs=1, resume=True)
     assert adapt_calls(fakes) == 1 and len((run_dir / "results.jsonl").read_text().splitlines()) == 2
 
 
 def _result(env_id: int, agent: str, wins: dict[str, tuple[int, int, int]]) -> EnvAgentResult:
     env = make_env(env_id)
-    final = tuple(Outcome(opponent=label, spec=label.lower(), privileged=label.startswith("MCTS"), win=w, draw=d,
-                          lose=lo, rewards=(1,) * w + (0,) * d + (-1,) * lo) for label, (w, d, lo) in wins.items())
-    return EnvAgentResult(env_id=env_id, env_name=env.name, layout=env.layout_index,
-                          condition=condition_label(env.condition), agent=agent, status="ok", budget=20, final=final)
+    final = tuple(
+        Outcome(
+            opponent=label,
+            spec=label.lower(),
+            privileged=label.startswith("MCTS"),
+            win=w,
+            draw=d,
+            lose=lo,
+            rewards=(1,) * w + (0,) * d + (-1,) * lo,
+        )
+        for label, (w, d, lo) in wins.items()
+    )
+    return EnvAgentResult(
+        env_id=env_id,
+        env_name=env.name,
+        layout=env.layout_index,
+        condition=condition_label(env.condition),
+        agent=agent,
+        status="ok",
+        budget=20,
+        final=final,
+    )
 
 
 def test_condition_means_and_sample_stds():
@@ -204,9 +223,10 @@ def test_paper_table1_matches_table2_and_a_change_is_caught(tmp_path):
     table1 = paper_table1()
     assert table1["K=0.6"]["Random"]["win"] == Stat(mean=19.3, std=11.0, n=7)
     assert table1["K<0.0 (10 turns)"]["MCTS-100"]["lose"].mean == 33.6
-    rows = [{"condition": "K>1.0", "layout": i + 1, "Random": [w, d, lo]}
-            for i, (w, d, lo) in enumerate([(100, 0, 0), (100, 0, 0), (95, 0, 5), (100, 0, 0), (100, 0, 0), (95, 0, 5),
-                                           (80, 10, 10)])]
+    rows = [
+        {"condition": "K>1.0", "layout": i + 1, "Random": [w, d, lo]}
+        for i, (w, d, lo) in enumerate([(100, 0, 0), (100, 0, 0), (95, 0, 5), (100, 0, 0), (100, 0, 0), (95, 0, 5), (80, 10, 10)])
+    ]
     path = tmp_path / "table2.json"
     path.write_text(json.dumps({"rows": rows}))
     table2 = load_paper_table2(path)
@@ -230,12 +250,21 @@ def _stats(win_by_condition: dict[str, dict[str, float]]) -> dict:
 
 
 def test_target_checks_pass_and_fail(fakes):
-    am = _stats({"K>1.0": {"Random": 50.0, "MCTS-100": 40.0}, "K=0.6": {"Random": 19.3, "MCTS-100": 10.0},
-                 "K=0.4": {"Random": 18.6, "MCTS-100": 10.0}})
-    interval = _stats({"K>1.0": {"Random": 90.0, "MCTS-100": 30.0}, "K=0.6": {"Random": 40.0, "MCTS-100": 50.0},
-                       "K=0.4": {"Random": 30.0, "MCTS-100": 10.0}})
-    checks = target_checks({"adaptive-minimax": am, "interval": interval}, paper_table1(),
-                           ["adaptive-minimax", "interval"])
+    am = _stats(
+        {
+            "K>1.0": {"Random": 50.0, "MCTS-100": 40.0},
+            "K=0.6": {"Random": 19.3, "MCTS-100": 10.0},
+            "K=0.4": {"Random": 18.6, "MCTS-100": 10.0},
+        }
+    )
+    interval = _stats(
+        {
+            "K>1.0": {"Random": 90.0, "MCTS-100": 30.0},
+            "K=0.6": {"Random": 40.0, "MCTS-100": 50.0},
+            "K=0.4": {"Random": 30.0, "MCTS-100": 10.0},
+        }
+    )
+    checks = target_checks({"adaptive-minimax": am, "interval": interval}, paper_table1(), ["adaptive-minimax", "interval"])
     verdict = {c.text.split(":")[0]: c.passed for c in checks}
     assert verdict["(a) K>1.0"] is False and verdict["(a) K=0.6"] is True and verdict["(a) K=0.4"] is True
     assert verdict["(b) K>1.0 vs Random"] is True and verdict["(b) K>1.0 vs MCTS-100"] is False

@@ -36,8 +36,15 @@ ENV_IDS = (5, 12)  # layout 6 under two conditions: one environment per conditio
 
 
 def _outcome(opponent: str, win: int, draw: int, lose: int) -> Outcome:
-    return Outcome(opponent=opponent, spec=opponent.lower(), privileged=False, win=win, draw=draw, lose=lose,
-                   rewards=(1,) * win + (0,) * draw + (-1,) * lose)
+    return Outcome(
+        opponent=opponent,
+        spec=opponent.lower(),
+        privileged=False,
+        win=win,
+        draw=draw,
+        lose=lose,
+        rewards=(1,) * win + (0,) * draw + (-1,) * lose,
+    )
 
 
 def _plan() -> PaperPlan:
@@ -49,15 +56,32 @@ def _results(plan: PaperPlan) -> list[EnvAgentResult]:
     for index, env_id in enumerate(plan.env_ids):
         env = make_env(env_id)
         checkpoints = tuple(
-            Checkpoint(planned_games=games, games_played=games, source="adapting", outcomes=tuple(
-                _outcome(o.label, win=min(4, step + index), draw=0, lose=4 - min(4, step + index))
-                for o in plan.checkpoint_opponents))
-            for step, games in enumerate(plan.checkpoints))
+            Checkpoint(
+                planned_games=games,
+                games_played=games,
+                source="adapting",
+                outcomes=tuple(
+                    _outcome(o.label, win=min(4, step + index), draw=0, lose=4 - min(4, step + index)) for o in plan.checkpoint_opponents
+                ),
+            )
+            for step, games in enumerate(plan.checkpoints)
+        )
         curves = {f"{p:g}": (np.outer(WEIGHT_RHOS, [1.0, 0.5, 2.0, -1.0]) * (1 + index)).tolist() for p in WEIGHT_PROGRESS}
-        results.append(EnvAgentResult(
-            env_id=env_id, env_name=env.name, layout=env_id % 7, condition=condition_label(env.condition),
-            agent=plan.agents[0], status="ok", budget=plan.budget, games_used=plan.budget, checkpoints=checkpoints,
-            final=tuple(_outcome(o.label, 2, 1, 1) for o in plan.opponents), weight_curves=curves))
+        results.append(
+            EnvAgentResult(
+                env_id=env_id,
+                env_name=env.name,
+                layout=env_id % 7,
+                condition=condition_label(env.condition),
+                agent=plan.agents[0],
+                status="ok",
+                budget=plan.budget,
+                games_used=plan.budget,
+                checkpoints=checkpoints,
+                final=tuple(_outcome(o.label, 2, 1, 1) for o in plan.opponents),
+                weight_curves=curves,
+            )
+        )
     return results
 
 

@@ -9,11 +9,33 @@ import pytest
 
 def test_tiny_run_exits_as_its_target_rows_say_and_writes_everything(invoke, bench_paper_ok, tmp_path):
     out = tmp_path / "run"
-    result = invoke("bench", "paper", "--envs", "0", "--agents", "minimax:depth=1", "--budget", "10", "--games", "2",
-                    "--checkpoint-games", "2", "--jobs", "1", "--out", out)
+    result = invoke(
+        "bench",
+        "paper",
+        "--envs",
+        "0",
+        "--agents",
+        "minimax:depth=1",
+        "--budget",
+        "10",
+        "--games",
+        "2",
+        "--checkpoint-games",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        out,
+    )
     bench_paper_ok(result, out)
-    for text in ("Per environment: minimax:depth=1", "Per condition: win rate", "Targets (issue 5)", "MCTS-100*",
-                 "n/a", f"run recorded in {out}"):
+    for text in (
+        "Per environment: minimax:depth=1",
+        "Per condition: win rate",
+        "Targets (issue 5)",
+        "MCTS-100*",
+        "n/a",
+        f"run recorded in {out}",
+    ):
         assert text in result.output, result.output
     assert {p.name for p in out.iterdir()} >= {"manifest.json", "results.jsonl", "results.json", "report.md"}
     lines = (out / "results.jsonl").read_text().splitlines()
@@ -25,13 +47,16 @@ def test_tiny_run_exits_as_its_target_rows_say_and_writes_everything(invoke, ben
     assert len((out / "results.jsonl").read_text().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    (["--agents", "no-such-agent"], "unknown agent 'no-such-agent'"),
-    (["--jobs", "0"], "--jobs must be 1 or more"),
-    (["--budget", "-1"], "--budget must be 1 or more"),
-    (["--games", "0"], "--games must be 1 or more"),
-    (["--envs", "99"], "goes past the last id"),
-])
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--agents", "no-such-agent"], "unknown agent 'no-such-agent'"),
+        (["--jobs", "0"], "--jobs must be 1 or more"),
+        (["--budget", "-1"], "--budget must be 1 or more"),
+        (["--games", "0"], "--games must be 1 or more"),
+        (["--envs", "99"], "goes past the last id"),
+    ],
+)
 def test_bad_options_are_user_errors(invoke, user_error, tmp_path, args, fragment):
     result = invoke("bench", "paper", "--envs", "0", "--agents", "minimax:depth=1", "--out", tmp_path / "x", *args)
     user_error(result, fragment)
@@ -45,14 +70,34 @@ def test_resume_refuses_new_settings(invoke, user_error, tmp_path):
     user_error(result, "no manifest.json")
 
 
-@pytest.mark.parametrize(("flags", "mode", "report_line"), [
-    ([], "process", "Enforced: each agent adapted in its own process"),
-    (["--in-process"], "in-process (UNENFORCED", "**UNENFORCED**: agents adapted in-process"),
-])
+@pytest.mark.parametrize(
+    ("flags", "mode", "report_line"),
+    [
+        ([], "process", "Enforced: each agent adapted in its own process"),
+        (["--in-process"], "in-process (UNENFORCED", "**UNENFORCED**: agents adapted in-process"),
+    ],
+)
 def test_the_run_records_and_reports_how_the_budget_was_held(invoke, bench_paper_ok, tmp_path, flags, mode, report_line):
     out = tmp_path / "run"
-    result = invoke("bench", "paper", "--envs", "5", "--agents", "interval", "--budget", "6", "--games", "2",
-                    "--checkpoint-games", "2", "--jobs", "1", "--out", out, *flags)
+    result = invoke(
+        "bench",
+        "paper",
+        "--envs",
+        "5",
+        "--agents",
+        "interval",
+        "--budget",
+        "6",
+        "--games",
+        "2",
+        "--checkpoint-games",
+        "2",
+        "--jobs",
+        "1",
+        "--out",
+        out,
+        *flags,
+    )
     bench_paper_ok(result, out)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["referee"].startswith(mode) and manifest["plan"]["referee"] is (not flags)

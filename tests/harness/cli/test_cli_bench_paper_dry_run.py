@@ -41,8 +41,24 @@ def test_quick_dry_run_prints_what_a_quick_run_plays_and_writes_nothing(invoke, 
 
 def test_a_model_agent_shows_its_calls_tokens_and_cost(invoke, tmp_path):
     out = tmp_path / "run"
-    result = invoke("bench", "paper", "--dry-run", "--envs", "5", "--agents", "llm-policy:model=mock/first-legal",
-                    "--budget", "4", "--games", "1", "--checkpoint-games", "1", "--in-process", "--out", out)
+    result = invoke(
+        "bench",
+        "paper",
+        "--dry-run",
+        "--envs",
+        "5",
+        "--agents",
+        "llm-policy:model=mock/first-legal",
+        "--budget",
+        "4",
+        "--games",
+        "1",
+        "--checkpoint-games",
+        "1",
+        "--in-process",
+        "--out",
+        out,
+    )
     assert result.exit_code == 0, result.output
     calls = _number(result.output, r"llm-policy:model=mock/first-legal: ([\d,]+) model calls")
     assert calls > 4  # self-play asks for every move of both colours: many calls a game
@@ -52,20 +68,38 @@ def test_a_model_agent_shows_its_calls_tokens_and_cost(invoke, tmp_path):
 
 def test_a_real_model_is_estimated_with_no_key_and_never_played(invoke, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a plan before spending needs no key
-    result = invoke("bench", "paper", "--dry-run", "--envs", "5", "--agents", "llm-strategist:model=openai/gpt-4o-mini",
-                    "--budget", "4", "--games", "1", "--checkpoint-games", "1", "--out", tmp_path / "run")
+    result = invoke(
+        "bench",
+        "paper",
+        "--dry-run",
+        "--envs",
+        "5",
+        "--agents",
+        "llm-strategist:model=openai/gpt-4o-mini",
+        "--budget",
+        "4",
+        "--games",
+        "1",
+        "--checkpoint-games",
+        "1",
+        "--out",
+        tmp_path / "run",
+    )
     assert result.exit_code == 0, result.output
     assert "not played: a real model would be called" in result.output
     assert _number(result.output, r"llm-strategist:model=openai/gpt-4o-mini: ([\d,]+) model calls") >= 1
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    (["--resume", "RUN"], "--dry-run estimates a new run: leave out --resume"),
-    (["--envs", "5", "--agents", "no-such-agent"], "unknown agent 'no-such-agent'"),
-    (["--envs", "5", "--jobs", "0"], "--jobs must be 1 or more"),
-    (["--envs", "5", "--budget", "0"], "--budget must be 1 or more"),
-])
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--resume", "RUN"], "--dry-run estimates a new run: leave out --resume"),
+        (["--envs", "5", "--agents", "no-such-agent"], "unknown agent 'no-such-agent'"),
+        (["--envs", "5", "--jobs", "0"], "--jobs must be 1 or more"),
+        (["--envs", "5", "--budget", "0"], "--budget must be 1 or more"),
+    ],
+)
 def test_bad_combinations_are_named(invoke, user_error, tmp_path, args, fragment):
     args = [str(tmp_path / "run") if a == "RUN" else a for a in args]
     result = invoke("bench", "paper", "--dry-run", *args)
@@ -75,8 +109,22 @@ def test_bad_combinations_are_named(invoke, user_error, tmp_path, args, fragment
 
 def test_without_dry_run_a_real_model_still_needs_its_key(invoke, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = invoke("bench", "paper", "--envs", "5", "--agents", "llm-policy:model=openai/gpt-4o-mini",
-                    "--budget", "4", "--games", "1", "--checkpoint-games", "1", "--out", tmp_path / "run")
+    result = invoke(
+        "bench",
+        "paper",
+        "--envs",
+        "5",
+        "--agents",
+        "llm-policy:model=openai/gpt-4o-mini",
+        "--budget",
+        "4",
+        "--games",
+        "1",
+        "--checkpoint-games",
+        "1",
+        "--out",
+        tmp_path / "run",
+    )
     assert result.exit_code == 2 and "needs OPENAI_API_KEY" in result.output, result.output
     assert not (tmp_path / "run").exists()
 
@@ -92,9 +140,30 @@ def test_an_opponent_trained_once_per_environment_is_timed_once_not_in_every_gam
         return train(*args, **kwargs)
 
     monkeypatch.setattr(ppo, "train_ppo", counted)
-    result = invoke("bench", "paper", "--dry-run", "--envs", "5", "--agents", "interval", "--agents", "greedy",
-                    "--opponents", "ppo-2k:games=16", "--opponents", "random", "--budget", "20", "--games", "2",
-                    "--checkpoint-games", "1", "--in-process", "--out", tmp_path / "run")
+    result = invoke(
+        "bench",
+        "paper",
+        "--dry-run",
+        "--envs",
+        "5",
+        "--agents",
+        "interval",
+        "--agents",
+        "greedy",
+        "--opponents",
+        "ppo-2k:games=16",
+        "--opponents",
+        "random",
+        "--budget",
+        "20",
+        "--games",
+        "2",
+        "--checkpoint-games",
+        "1",
+        "--in-process",
+        "--out",
+        tmp_path / "run",
+    )
     assert result.exit_code == 0, result.output
     assert trainings == [1]  # both agents' probes and every timed game use the one training, as a run's pairs do
     assert re.search(r"PPO-2K: trained once per environment and shared by its pairs: ~\d+ (s|min) each", result.output)

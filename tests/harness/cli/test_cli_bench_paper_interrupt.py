@@ -37,9 +37,33 @@ def test_ctrl_c_stops_the_pairs_in_flight_and_ends_with_the_resume_command(tmp_p
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200", "NO_COLOR": "1"}
     # Two pairs of a few seconds each or more (depth-3 search, 40 games against each of 5 opponents).
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli.main", "bench", "paper", "--envs", "5,12", "--agents", "minimax:depth=3",
-         "--budget", "4", "--games", "40", "--checkpoint-games", "4", "--jobs", jobs, "--out", str(out)],
-        cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "harness.cli.main",
+            "bench",
+            "paper",
+            "--envs",
+            "5,12",
+            "--agents",
+            "minimax:depth=3",
+            "--budget",
+            "4",
+            "--games",
+            "40",
+            "--checkpoint-games",
+            "4",
+            "--jobs",
+            jobs,
+            "--out",
+            str(out),
+        ],
+        cwd=REPO,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     wait_for_file(out / "manifest.json", process)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=HANG_GUARD_S)

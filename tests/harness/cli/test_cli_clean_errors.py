@@ -16,8 +16,7 @@ from harness.runs.llm_run import LlmRunConfig, run_llm
 from harness.tournaments.plan import make_plan, versus
 from harness.tournaments.tournament import run_tournament
 
-RUN = ["run", "--model", "mock/first-legal", "--env", "21", "--budget", "4", "--eval-games", "2", "--checkpoints", "4",
-       "--in-process"]
+RUN = ["run", "--model", "mock/first-legal", "--env", "21", "--budget", "4", "--eval-games", "2", "--checkpoints", "4", "--in-process"]
 COMMANDS = {
     "run": RUN,
     "match": ["match", "random", "greedy", "--env", "21", "--games", "1", "--jobs", "1"],
@@ -49,8 +48,7 @@ def test_debug_shows_the_traceback_instead(invoke, a_file):
     assert isinstance(result.exception, OSError)
 
 
-def test_a_full_disk_stops_the_run_keeps_what_was_written_and_says_how_to_go_on(invoke, user_error, tmp_path,
-                                                                                monkeypatch):
+def test_a_full_disk_stops_the_run_keeps_what_was_written_and_says_how_to_go_on(invoke, user_error, tmp_path, monkeypatch):
     write_game = TranscriptWriter.append_game
     written = []
 
@@ -63,8 +61,7 @@ def test_a_full_disk_stops_the_run_keeps_what_was_written_and_says_how_to_go_on(
     monkeypatch.setattr(TranscriptWriter, "append_game", full_after_two)
     result = invoke(*RUN, "--out", tmp_path)
     (run_dir,) = tmp_path.iterdir()
-    user_error(result, "the disk is full", "No space left on device", f"kept in {run_dir}",
-               f"arena run --resume {run_dir}")
+    user_error(result, "the disk is full", "No space left on device", f"kept in {run_dir}", f"arena run --resume {run_dir}")
     assert len((run_dir / "games.jsonl").read_text().splitlines()) == 2
     monkeypatch.setattr(TranscriptWriter, "append_game", write_game)
     resumed = invoke("run", "--resume", run_dir)
@@ -78,16 +75,21 @@ def test_a_full_disk_elsewhere_is_one_line(invoke, user_error, tmp_path, monkeyp
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "t" / "games.jsonl"))
 
     monkeypatch.setattr("harness.cli.tournament.run_tournament", full)
-    user_error(invoke(*COMMANDS["tournament"], "--out", tmp_path / "t"), "the disk is full", "games.jsonl",
-               "every record written before it is kept")
+    user_error(
+        invoke(*COMMANDS["tournament"], "--out", tmp_path / "t"),
+        "the disk is full",
+        "games.jsonl",
+        "every record written before it is kept",
+    )
 
 
 @pytest.fixture(scope="module")
 def newer_runs(tmp_path_factory):
     """An arena run, a tournament and their copies whose schema version is one this code does not know."""
     out = tmp_path_factory.mktemp("newer")
-    run_dir = run_llm(LlmRunConfig(model="mock/first-legal", env=21, budget=1, eval_games=1, checkpoints=(1,),
-                                   referee=False), out=out, run_id="llm")
+    run_dir = run_llm(
+        LlmRunConfig(model="mock/first-legal", env=21, budget=1, eval_games=1, checkpoints=(1,), referee=False), out=out, run_id="llm"
+    )
     manifest = json.loads((run_dir / "manifest.json").read_text())
     (run_dir / "manifest.json").write_text(json.dumps({**manifest, "schema_version": 99}))
     tournament = out / "tournament"
@@ -100,12 +102,15 @@ def newer_runs(tmp_path_factory):
     return {"llm": run_dir, "tournament": tournament, "bench": bench}
 
 
-@pytest.mark.parametrize(("args", "kind"), [
-    (["run", "--resume"], "llm"),
-    (["replay"], "llm"),
-    (["compare"], "llm"),
-    (["compare"], "tournament"),
-    (["bench", "paper", "--resume"], "bench"),
-])
+@pytest.mark.parametrize(
+    ("args", "kind"),
+    [
+        (["run", "--resume"], "llm"),
+        (["replay"], "llm"),
+        (["compare"], "llm"),
+        (["compare"], "tournament"),
+        (["bench", "paper", "--resume"], "bench"),
+    ],
+)
 def test_a_run_of_a_newer_schema_is_one_line(invoke, user_error, newer_runs, args, kind):
     user_error(invoke(*args, newer_runs[kind]), "schema_version 99")

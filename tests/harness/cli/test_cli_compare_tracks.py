@@ -8,15 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli.main import app
-from harness.runs.compare import (
-    IncomparableRuns,
-    RunRows,
-    Setting,
-    check_comparable,
-    differing_fields,
-    legal_moves_track,
-    read_runs,
-)
+from harness.runs.compare import IncomparableRuns, RunRows, Setting, check_comparable, differing_fields, legal_moves_track, read_runs
 from harness.runs.llm_run import LlmRunConfig, run_llm
 from harness.tournaments.plan import make_plan, versus
 from harness.tournaments.tournament import run_tournament
@@ -26,8 +18,7 @@ def run(name: str, legal_moves: str | None) -> RunRows:
     return RunRows(name, Setting(env="21", budget="2", opponents="random", games="2", legal_moves=legal_moves), [])
 
 
-@pytest.mark.parametrize("recorded, track", [(None, "shown"), ("shown", "shown"), ("hidden", "hidden"),
-                                             (True, "shown"), (False, "hidden")])
+@pytest.mark.parametrize("recorded, track", [(None, "shown"), ("shown", "shown"), ("hidden", "hidden"), (True, "shown"), (False, "hidden")])
 def test_the_track_of_a_run_config(recorded, track):
     assert legal_moves_track(SimpleNamespace(legal_moves=recorded)) == track
     assert legal_moves_track(SimpleNamespace()) == "shown"  # a run from before the track was recorded
@@ -42,8 +33,13 @@ def test_shown_and_hidden_runs_are_refused_together_naming_the_field():
 
 
 def test_a_model_run_that_records_no_track_is_on_the_shown_track(tmp_path):
-    made = run_llm(LlmRunConfig(model="mock/first-legal", env=21, budget=2, eval_games=2, opponents=("random",), seed=0,
-                                checkpoints=(2,), referee=False), out=tmp_path, run_id="r")
+    made = run_llm(
+        LlmRunConfig(
+            model="mock/first-legal", env=21, budget=2, eval_games=2, opponents=("random",), seed=0, checkpoints=(2,), referee=False
+        ),
+        out=tmp_path,
+        run_id="r",
+    )
     (setting,) = [rows.setting for rows in read_runs([made])]
     assert setting.legal_moves == "shown"
     assert differing_fields([RunRows("r", setting, []), run("h", "hidden")]) == ["legal moves"]

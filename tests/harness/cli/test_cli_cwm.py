@@ -35,8 +35,7 @@ def test_demo_names_an_unknown_agent(invoke, tmp_path):
 
 
 def test_bench_cwm_prints_a_row_per_case_and_exits_by_its_verdicts(invoke):
-    result = invoke("bench", "cwm", "--envs", BLITZ, "--random", "1", "--games", "2", "--simulations", "8",
-                    "--budget", "8")
+    result = invoke("bench", "cwm", "--envs", BLITZ, "--random", "1", "--games", "2", "--simulations", "8", "--budget", "8")
     lines = result.output.splitlines()
     rows = [line for line in lines if "pass ✓" in line or "FAIL ✗" in line]
     assert len(rows) == 2, result.output
@@ -45,9 +44,14 @@ def test_bench_cwm_prints_a_row_per_case_and_exits_by_its_verdicts(invoke):
     assert result.exit_code == (0 if all("pass ✓" in row for row in rows) else 1), result.output
 
 
-@pytest.mark.parametrize(("args", "message"), [(("--games", "0"), "--games must be 1 or more"),
-                                               (("--mode", "beam"), "--mode 'beam': choose one of conversation, tree"),
-                                               (("--envs", "none", "--random", "0"), "no cases")])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--games", "0"), "--games must be 1 or more"),
+        (("--mode", "beam"), "--mode 'beam': choose one of conversation, tree"),
+        (("--envs", "none", "--random", "0"), "no cases"),
+    ],
+)
 def test_bench_cwm_names_bad_options(invoke, args, message):
     result = invoke("bench", "cwm", *args)
     assert result.exit_code == 2 and message in result.output, result.output

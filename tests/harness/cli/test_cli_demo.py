@@ -56,15 +56,20 @@ def test_demo_of_llm_policy_with_hidden_legal_moves_records_the_track(invoke, tm
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ARENA_MODEL", raising=False)
-    result = invoke("demo", "--agent", "llm-policy", "--legal-moves", "hidden", "--budget", "2", "--games", "1",
-                    "--env", "5", "--out", str(tmp_path))
+    result = invoke(
+        "demo", "--agent", "llm-policy", "--legal-moves", "hidden", "--budget", "2", "--games", "1", "--env", "5", "--out", str(tmp_path)
+    )
     assert result.exit_code == 0, result.output
     assert "llm-policy (mock/random-legal)" in result.output
     (run_dir,) = tmp_path.iterdir()
     config = json.loads((run_dir / "manifest.json").read_text())["config"]
     assert config["agent"] == "llm-policy" and config["legal_moves"] == "hidden"
-    prompts = [message["content"] for line in (run_dir / "calls.jsonl").read_text().splitlines()
-               for message in json.loads(line)["messages"] if message["role"] == "user"]
+    prompts = [
+        message["content"]
+        for line in (run_dir / "calls.jsonl").read_text().splitlines()
+        for message in json.loads(line)["messages"]
+        if message["role"] == "user"
+    ]
     assert prompts and not any("Your legal moves:" in prompt for prompt in prompts)
     assert any("The legal moves are not listed" in prompt for prompt in prompts)
 

@@ -69,8 +69,9 @@ def agent_file(tmp_path: Path) -> Path:
 def test_match_plays_the_plugin_agent_and_records_where_it_came_from(invoke, agent_file, tmp_path, monkeypatch):
     monkeypatch.chdir(agent_file.parent)
     out = tmp_path / "match"
-    result = invoke("match", "edge-move:last=true", "greedy", "--env", "0", "--games", "2", "--jobs", "1",
-                    "--plugin", agent_file.name, "--out", out)
+    result = invoke(
+        "match", "edge-move:last=true", "greedy", "--env", "0", "--games", "2", "--jobs", "1", "--plugin", agent_file.name, "--out", out
+    )
     assert result.exit_code == 0, result.output
     games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
     assert len(games) == 2 and all(game["agent_a"] == "edge-move:last=true" for game in games), games[0]
@@ -85,8 +86,21 @@ def test_without_the_plugin_the_agent_is_unknown(invoke, user_error, tmp_path):
 
 def test_tournament_workers_load_the_plugin(invoke, agent_file, tmp_path):
     out = tmp_path / "tournament"
-    result = invoke("tournament", "--agents", "edge-move,edge-move:last=true,random", "--envs", "0,4", "--games", "2",
-                    "--jobs", "2", "--plugin", agent_file, "--out", out)
+    result = invoke(
+        "tournament",
+        "--agents",
+        "edge-move,edge-move:last=true,random",
+        "--envs",
+        "0,4",
+        "--games",
+        "2",
+        "--jobs",
+        "2",
+        "--plugin",
+        agent_file,
+        "--out",
+        out,
+    )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["workers"] == 2 and manifest["status"] == "complete" and manifest["games_played"] == 12
@@ -95,13 +109,32 @@ def test_tournament_workers_load_the_plugin(invoke, agent_file, tmp_path):
 
 def test_bench_paper_quick_adapts_and_evaluates_the_plugin_agent_in_workers(invoke, bench_paper_ok, agent_file, tmp_path):
     out = tmp_path / "bench"
-    result = invoke("bench", "paper", "--quick", "--envs", "5,12", "--games", "2", "--checkpoint-games", "2",
-                    "--agents", "edge-move", "--plugin", agent_file, "--jobs", "2", "--out", out)
+    result = invoke(
+        "bench",
+        "paper",
+        "--quick",
+        "--envs",
+        "5,12",
+        "--games",
+        "2",
+        "--checkpoint-games",
+        "2",
+        "--agents",
+        "edge-move",
+        "--plugin",
+        agent_file,
+        "--jobs",
+        "2",
+        "--out",
+        out,
+    )
     bench_paper_ok(result, out)
     assert "Per environment: edge-move" in result.output
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted((line["env_id"], line["agent"], line["status"], line["games_used"]) for line in lines) == [
-        (5, "edge-move", "ok", 2), (12, "edge-move", "ok", 2)]
+        (5, "edge-move", "ok", 2),
+        (12, "edge-move", "ok", 2),
+    ]
     assert f"--plugin {agent_file}" in json.loads((out / "manifest.json").read_text())["command"]
 
 
@@ -113,20 +146,30 @@ def test_agents_lists_the_plugin_agent_with_its_source(invoke, agent_file):
     assert f"(plugin:{agent_file})" in cells  # the path is folded over the lines of its cell
 
 
-@pytest.mark.parametrize(("text", "fragments"), [
-    (None, ["plugin file", "does not exist"]),
-    ("def broken(:\n", ["plugin file", "failed to import: SyntaxError"]),
-    ("from agents.spec import register\n@register('greedy', 'mine')\ndef mine(context, rng):\n    pass\n",
-     ["agent name 'greedy'", "is taken by 'agents.simple': choose another name"]),
-])
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        (None, ["plugin file", "does not exist"]),
+        ("def broken(:\n", ["plugin file", "failed to import: SyntaxError"]),
+        (
+            "from agents.spec import register\n@register('greedy', 'mine')\ndef mine(context, rng):\n    pass\n",
+            ["agent name 'greedy'", "is taken by 'agents.simple': choose another name"],
+        ),
+    ],
+)
 def test_a_bad_plugin_is_one_error_line_naming_it(invoke, user_error, tmp_path, text, fragments):
     path = tmp_path / "bad_plugin.py"
     if text is not None:
         path.write_text(text, encoding="utf-8")
-    for command in (["match", "random", "greedy", "--env", "0"], ["tournament", "--agents", "random,greedy", "--envs", "0"],
-                    ["bench", "paper", "--quick"], ["agents"]):
-        result = invoke(*command, "--plugin", path, "--out", tmp_path / "out") if command[0] != "agents" \
-            else invoke(*command, "--plugin", path)
+    for command in (
+        ["match", "random", "greedy", "--env", "0"],
+        ["tournament", "--agents", "random,greedy", "--envs", "0"],
+        ["bench", "paper", "--quick"],
+        ["agents"],
+    ):
+        result = (
+            invoke(*command, "--plugin", path, "--out", tmp_path / "out") if command[0] != "agents" else invoke(*command, "--plugin", path)
+        )
         user_error(result, str(path), *fragments)
     assert not (tmp_path / "out").exists()
 
@@ -138,13 +181,31 @@ def test_a_broken_installed_plugin_is_one_error_line_naming_its_entry_point(invo
     (info / "entry_points.txt").write_text("[othello_arena.agents]\nbroken = cli_broken_agents\n", encoding="utf-8")
     (tmp_path / "cli_broken_agents.py").write_text("raise RuntimeError('boom')\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    user_error(invoke("agents"), "entry point othello_arena.agents:broken=cli_broken_agents (an installed plugin) "
-                                 "failed to load: RuntimeError: boom; fix or uninstall the package that declares it")
+    user_error(
+        invoke("agents"),
+        "entry point othello_arena.agents:broken=cli_broken_agents (an installed plugin) "
+        "failed to load: RuntimeError: boom; fix or uninstall the package that declares it",
+    )
 
 
 def test_arena_run_plays_its_evaluation_against_a_plugin_opponent(invoke, agent_file, tmp_path):
-    result = invoke("run", "--model", "mock/first-legal", "--env", "14", "--budget", "2", "--eval-games", "2",
-                    "--opponents", "edge-move:last=true", "--plugin", str(agent_file), "--out", tmp_path / "runs")
+    result = invoke(
+        "run",
+        "--model",
+        "mock/first-legal",
+        "--env",
+        "14",
+        "--budget",
+        "2",
+        "--eval-games",
+        "2",
+        "--opponents",
+        "edge-move:last=true",
+        "--plugin",
+        str(agent_file),
+        "--out",
+        tmp_path / "runs",
+    )
     assert result.exit_code == 0, result.output
     run_dir = next((tmp_path / "runs").iterdir())
     games = [json.loads(line) for line in (run_dir / "games.jsonl").read_text().splitlines()]
@@ -152,7 +213,8 @@ def test_arena_run_plays_its_evaluation_against_a_plugin_opponent(invoke, agent_
 
 
 def test_arena_run_without_the_plugin_does_not_know_the_opponent(invoke, tmp_path):
-    result = invoke("run", "--model", "mock/first-legal", "--env", "14", "--budget", "2", "--opponents", "edge-move",
-                    "--out", tmp_path / "runs")
+    result = invoke(
+        "run", "--model", "mock/first-legal", "--env", "14", "--budget", "2", "--opponents", "edge-move", "--out", tmp_path / "runs"
+    )
     assert result.exit_code != 0 and "edge-move" in result.output
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

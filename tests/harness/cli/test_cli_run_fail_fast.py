@@ -43,8 +43,24 @@ def legal_replies(stalls: list[int] | None = None, every: int = 0):
 
 
 def run_args(api_base: str, out: Path, *extra: str) -> list[str]:
-    return ["run", "--model", MODEL, "--api-base", api_base, "--env", "26", "--budget", "2", "--eval-games", "1",
-            "--checkpoints", "", "--out", str(out), *extra]
+    return [
+        "run",
+        "--model",
+        MODEL,
+        "--api-base",
+        api_base,
+        "--env",
+        "26",
+        "--budget",
+        "2",
+        "--eval-games",
+        "1",
+        "--checkpoints",
+        "",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def stopped_on_the_endpoint(result, *fragments: str) -> Path:
@@ -108,8 +124,25 @@ def test_n_failed_calls_in_a_row_stop_the_run(invoke, tmp_path):
 def test_with_timeout_2_a_run_whose_endpoint_stalls_10_percent_of_requests_finishes(invoke, tmp_path):
     stalls: list[int] = []
     with StubServer(responder=legal_replies(stalls, every=10)) as stub:
-        result = invoke("run", "--model", MODEL, "--api-base", stub.url, "--env", "26", "--budget", "1", "--eval-games", "0",
-                        "--checkpoints", "", "--timeout", "2", "--out", tmp_path)
+        result = invoke(
+            "run",
+            "--model",
+            MODEL,
+            "--api-base",
+            stub.url,
+            "--env",
+            "26",
+            "--budget",
+            "1",
+            "--eval-games",
+            "0",
+            "--checkpoints",
+            "",
+            "--timeout",
+            "2",
+            "--out",
+            tmp_path,
+        )
         requests = len(stub.requests)
     assert result.exit_code == 0, result.output
     (run_dir,) = tmp_path.iterdir()

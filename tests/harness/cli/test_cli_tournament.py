@@ -26,8 +26,7 @@ def test_agents_lists_the_registry(invoke):
 
 def test_match_prints_a_table_and_records_the_run(invoke, tmp_path):
     out = tmp_path / "run"
-    result = invoke("match", "random", "greedy", "--env", "5", "--games", "4", "--jobs", "1", "--seed", "3",
-                    "--out", out)
+    result = invoke("match", "random", "greedy", "--env", "5", "--games", "4", "--jobs", "1", "--seed", "3", "--out", out)
     assert result.exit_code == 0, result.output
     assert re.search(r"random\s+greedy\s+overall\s+4\s+\d+% \[\d+-\d+\] \(\d\)", result.output), result.output
     assert re.search(r"A black\s+2\s+", result.output) and re.search(r"A white\s+2\s+", result.output)
@@ -40,8 +39,7 @@ def test_match_prints_a_table_and_records_the_run(invoke, tmp_path):
 
 def test_tournament_round_robin_tables(invoke, tmp_path):
     out = tmp_path / "rr"
-    result = invoke("tournament", "--agents", "random,greedy,corner", "--envs", "0,5", "--games", "2",
-                    "--jobs", "1", "--out", out)
+    result = invoke("tournament", "--agents", "random,greedy,corner", "--envs", "0,5", "--games", "2", "--jobs", "1", "--out", out)
     assert result.exit_code == 0, result.output
     assert "Per environment" in result.output and "Over all 2 envs" in result.output
     for env in ("0", "5"):
@@ -53,8 +51,7 @@ def test_tournament_round_robin_tables(invoke, tmp_path):
 
 def test_tournament_versus(invoke, tmp_path):
     out = tmp_path / "vs"
-    result = invoke("tournament", "--agents", "greedy,corner", "--vs", "random", "--envs", "5", "--games", "2",
-                    "--jobs", "1", "--out", out)
+    result = invoke("tournament", "--agents", "greedy,corner", "--vs", "random", "--envs", "5", "--games", "2", "--jobs", "1", "--out", out)
     assert result.exit_code == 0, result.output
     pairs = {(line.agent_a, line.agent_b) for line in read_games(out)}
     assert pairs == {("greedy", "random"), ("corner", "random")}
@@ -159,8 +156,9 @@ def test_the_manifest_records_the_referee_and_in_process_is_marked_unenforced(in
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["referee"].startswith("process:")
     assert "UNENFORCED" not in result.output
-    result = invoke("tournament", "--agents", "random,greedy", "--envs", "5", "--games", "2", "--jobs", "1",
-                    "--in-process", "--out", tmp_path / "i")
+    result = invoke(
+        "tournament", "--agents", "random,greedy", "--envs", "5", "--games", "2", "--jobs", "1", "--in-process", "--out", tmp_path / "i"
+    )
     assert result.exit_code == 0, result.output
     assert "UNENFORCED" in result.output
     manifest = json.loads((tmp_path / "i" / "manifest.json").read_text())
@@ -168,20 +166,24 @@ def test_the_manifest_records_the_referee_and_in_process_is_marked_unenforced(in
     assert "UNENFORCED" in (tmp_path / "i" / "results.md").read_text()
 
 
-def test_a_crashing_agent_process_stops_the_run_with_one_error_naming_the_game_and_the_agent(
-        invoke, plugins_restored, tmp_path):
+def test_a_crashing_agent_process_stops_the_run_with_one_error_naming_the_game_and_the_agent(invoke, plugins_restored, tmp_path):
     out = tmp_path / "crash"
-    result = invoke("match", "crash", "random", "--env", "7", "--games", "3", "--jobs", "1", "--seed", "1",
-                    "--plugin", CHEATERS_PLUGIN, "--out", out)
+    result = invoke(
+        "match", "crash", "random", "--env", "7", "--games", "3", "--jobs", "1", "--seed", "1", "--plugin", CHEATERS_PLUGIN, "--out", out
+    )
     assert result.exit_code == 1, result.output
-    assert ("a game failed, the run stopped: env 7, crash vs random, game 1: AgentFailed: agent 'crash' (A, white): "
-            "its player process exited with code 3") in " ".join(result.output.split()), result.output
+    assert (
+        "a game failed, the run stopped: env 7, crash vs random, game 1: AgentFailed: agent 'crash' (A, white): "
+        "its player process exited with code 3"
+    ) in " ".join(result.output.split()), result.output
     assert "Traceback" not in result.output
     assert [line.game for line in read_games(out)] == [0]  # the game before it is kept
     assert json.loads((out / "manifest.json").read_text())["status"] == "failed"
 
 
 def test_an_agent_that_cannot_be_built_in_its_player_process_is_a_user_error(invoke, user_error, tmp_path):
-    user_error(invoke("match", "minimax:depth=0", "random", "--env", "0", "--jobs", "1", "--out", tmp_path / "x"),
-               "minimax depth=0: give a whole number >= 1")
+    user_error(
+        invoke("match", "minimax:depth=0", "random", "--env", "0", "--jobs", "1", "--out", tmp_path / "x"),
+        "minimax depth=0: give a whole number >= 1",
+    )
     assert not (tmp_path / "x").exists()

@@ -9,8 +9,7 @@ from harness.tournaments.tournament import read_games
 
 def test_adaptive_tournament_stops_at_the_game_cap_and_plays_the_fixed_schedules_games(invoke, tmp_path):
     out, fixed = tmp_path / "adaptive", tmp_path / "fixed"
-    args = ("--agents", "random", "--agents", "greedy", "--agents", "minimax:depth=1", "--envs", "5,12", "--seed", "4",
-            "--in-process")
+    args = ("--agents", "random", "--agents", "greedy", "--agents", "minimax:depth=1", "--envs", "5,12", "--seed", "4", "--in-process")
     result = invoke("tournament", *args, "--adaptive", "--max-games", "14", "--games", "4", "--out", out)
     assert result.exit_code == 0, result.output
     assert "games to decision 14 (fixed round robin: 24)" in result.output, result.output

@@ -7,18 +7,22 @@ import json
 
 def test_resume_refuses_flags_that_differ_from_the_manifest_naming_them(invoke, user_error, tmp_path):
     out = tmp_path / "m"
-    assert invoke("match", "random", "greedy", "--env", "5", "--games", "2", "--seed", "3", "--jobs", "1",
-                  "--in-process", "--out", out).exit_code == 0
+    assert (
+        invoke(
+            "match", "random", "greedy", "--env", "5", "--games", "2", "--seed", "3", "--jobs", "1", "--in-process", "--out", out
+        ).exit_code
+        == 0
+    )
     result = invoke("match", "random", "corner", "--env", "5", "--games", "4", "--resume", out)
-    user_error(result, "--resume takes its settings from", "B (corner given, greedy recorded)",
-               "--games (4 given, 2 recorded)")
+    user_error(result, "--resume takes its settings from", "B (corner given, greedy recorded)", "--games (4 given, 2 recorded)")
     assert "--env" not in result.output.split("differ")[1]  # the same env is no difference
 
 
 def test_resume_accepts_flags_equal_to_the_manifest_and_finishes_a_cut_run(invoke, tmp_path):
     out = tmp_path / "t"
-    first = invoke("tournament", "--agents", "random", "--agents", "greedy", "--envs", "5", "--games", "4", "--jobs", "1",
-                   "--in-process", "--out", out)
+    first = invoke(
+        "tournament", "--agents", "random", "--agents", "greedy", "--envs", "5", "--games", "4", "--jobs", "1", "--in-process", "--out", out
+    )
     assert first.exit_code == 0, first.output
     whole = json.loads((out / "results.json").read_text())
     games = (out / "games.jsonl").read_text().splitlines(keepends=True)
@@ -35,16 +39,14 @@ def test_resume_accepts_flags_equal_to_the_manifest_and_finishes_a_cut_run(invok
 
 def test_resume_refuses_a_run_of_another_kind(invoke, user_error, tmp_path):
     out = tmp_path / "m"
-    assert invoke("match", "random", "greedy", "--env", "5", "--games", "1", "--jobs", "1", "--in-process",
-                  "--out", out).exit_code == 0
+    assert invoke("match", "random", "greedy", "--env", "5", "--games", "1", "--jobs", "1", "--in-process", "--out", out).exit_code == 0
     user_error(invoke("tournament", "--resume", out), "its manifest is a 'match' run")
     user_error(invoke("match", "--resume", tmp_path / "nothing"), "no manifest.json")
 
 
 def test_an_adaptive_agent_is_warned_about_once_and_marked_unadapted(invoke, tmp_path):
     out = tmp_path / "a"
-    result = invoke("match", "interval", "greedy", "--env", "5", "--games", "2", "--jobs", "1", "--in-process",
-                    "--out", out)
+    result = invoke("match", "interval", "greedy", "--env", "5", "--games", "2", "--jobs", "1", "--in-process", "--out", out)
     assert result.exit_code == 0, result.output
     warnings = [line for line in result.output.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "interval" in warnings[0] and "unadapted" in warnings[0]
@@ -56,7 +58,8 @@ def test_an_adaptive_agent_is_warned_about_once_and_marked_unadapted(invoke, tmp
 
 
 def test_frozen_agents_get_no_warning(invoke, tmp_path):
-    result = invoke("match", "random", "minimax:depth=1", "--env", "5", "--games", "1", "--jobs", "1", "--in-process",
-                    "--out", tmp_path / "f")
+    result = invoke(
+        "match", "random", "minimax:depth=1", "--env", "5", "--games", "1", "--jobs", "1", "--in-process", "--out", tmp_path / "f"
+    )
     assert result.exit_code == 0, result.output
     assert "warning:" not in result.output and "unadapted" not in result.output

@@ -28,15 +28,18 @@ def test_zero_generations_saves_the_initial_population(invoke, tmp_path):
     assert load_population(out).shape == (2, N_PARAMS) and load_metadata(out)["games"] == 0
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["--population", "3"], "even"),
-    (["--population", "0"], "population=0"),
-    (["--generations", "-1"], "generations=-1"),
-    (["--layouts", "0"], "layouts=0"),
-    (["--sigma", "-0.5"], "sigma"),
-    (["--seed", "-2"], "seed=-2"),
-    (["--out", "weights.txt"], ".npz"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["--population", "3"], "even"),
+        (["--population", "0"], "population=0"),
+        (["--generations", "-1"], "generations=-1"),
+        (["--layouts", "0"], "layouts=0"),
+        (["--sigma", "-0.5"], "sigma"),
+        (["--seed", "-2"], "seed=-2"),
+        (["--out", "weights.txt"], ".npz"),
+    ],
+)
 def test_bad_settings_exit_2_with_one_line(invoke, user_error, tmp_path, args, fragment):
     out = tmp_path / "never.npz"
     result = invoke("train", "posnet", "--generations", "0", "--layouts", "1", "--out", out, *args)  # last --out wins

@@ -26,10 +26,23 @@ BUDGET = 24
 
 
 def _agent(env, mode: str, calls: list, beliefs: list) -> CwmAgent:
-    config = CwmConfig(explore_games=12, heldout_transitions=60, max_calls=5, simulations=8,
-                       refine=RefineConfig(mode=mode, limits=Limits(call_s=30.0, start_s=20.0, cpu_s=3600)))
-    return CwmAgent(AgentContext(env.rules), np.random.default_rng(0), ModelClient("mock/coder"), budget=BUDGET, seed=3,
-                    config=config, on_call=calls.append, on_belief=lambda *args: beliefs.append(args))
+    config = CwmConfig(
+        explore_games=12,
+        heldout_transitions=60,
+        max_calls=5,
+        simulations=8,
+        refine=RefineConfig(mode=mode, limits=Limits(call_s=30.0, start_s=20.0, cpu_s=3600)),
+    )
+    return CwmAgent(
+        AgentContext(env.rules),
+        np.random.default_rng(0),
+        ModelClient("mock/coder"),
+        budget=BUDGET,
+        seed=3,
+        config=config,
+        on_call=calls.append,
+        on_belief=lambda *args: beliefs.append(args),
+    )
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -69,8 +82,10 @@ def test_frozen_cwm_mostly_beats_random_on_a_majority_board(sandbox_ready):
 def test_mock_coder_guesses_a_majority_first_then_the_simplest_k_the_evidence_allows():
     synthesis = program_for("Finished games so far:\n- final discs black 30, white 2: returns [0, 0] (1 game)")
     assert "more discs wins" in synthesis and "K = " not in synthesis
-    refine = ("Failing tests:\n- final discs black 30, white 2: expected returns [0,0], your program returned [1,-1]\n"
-              "- final discs black 20, white 10: returns [1, -1] (2 games)")
+    refine = (
+        "Failing tests:\n- final discs black 30, white 2: expected returns [0,0], your program returned [1,-1]\n"
+        "- final discs black 20, white 10: returns [1, -1] (2 games)"
+    )
     assert 'K = Fraction("4/5")' in program_for(refine)  # K in (2/3, 15/16]: 0.8 is the simplest decimal
     assert simplest_k(KInterval(Fraction(1, 2))) == Fraction("1.01")
     assert simplest_k(KInterval(upper=Fraction(1, 5))) == Fraction("-0.01")

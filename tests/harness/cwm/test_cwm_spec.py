@@ -20,8 +20,11 @@ ENV = make_env(5)  # K > 1 on the 6x8 board: the prior of mock/coder (a plain ma
 @pytest.mark.parametrize("planner", ["mcts", "minimax"])
 def test_a_cwm_spec_writes_its_program_from_the_rules_then_plans_on_it(sandbox_ready, planner):
     calls: list[dict] = []
-    agent = make_agent(f"cwm:model=mock/coder,simulations=16,depth=2,planner={planner}",
-                       AgentContext(ENV.rules, record_call=calls.append), np.random.default_rng(1))
+    agent = make_agent(
+        f"cwm:model=mock/coder,simulations=16,depth=2,planner={planner}",
+        AgentContext(ENV.rules, record_call=calls.append),
+        np.random.default_rng(1),
+    )
     try:
         wins = 0
         for game in range(4):

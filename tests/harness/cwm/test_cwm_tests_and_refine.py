@@ -19,7 +19,7 @@ from harness.sandbox.limits import Limits
 from harness.sandbox.reference_program import reference_source
 
 LIMITS = Limits(call_s=30.0, start_s=20.0, memory_bytes=512 << 20)
-NO_PASS = reference_source(0.8).replace("return [] if not _placements(state, 1 - state[\"player\"]) else [PASS]", "return []")
+NO_PASS = reference_source(0.8).replace('return [] if not _placements(state, 1 - state["player"]) else [PASS]', "return []")
 
 
 def _suite(env_id: int, games: int = 8, seed: int = 0) -> tuple[TestSuite, list]:
@@ -80,21 +80,52 @@ def test_a_program_that_does_not_load_fails_every_test_as_a_value(sandbox_ready)
 def test_both_refinement_modes_end_on_a_program_passing_every_test(sandbox_ready, mode):
     env_id = 7 * 2 + 5
     suite, outcomes = _suite(env_id, games=10)
-    replies = ["I cannot write code today.", f"```python\n{reference_source(1.01)}```",
-               f"Corrected:\n```python\n{reference_source(0.8)}```"]
+    replies = [
+        "I cannot write code today.",
+        f"```python\n{reference_source(1.01)}```",
+        f"Corrected:\n```python\n{reference_source(0.8)}```",
+    ]
     model = MockModel(replies=replies, name="script")
     calls: list[dict] = []
-    synth = Synthesizer(ModelClient("mock/scripted", mock=model), make_env(env_id).rules, on_call=calls.append,
-                        config=RefineConfig(mode=mode, calls_per_episode=4, limits=LIMITS), budget=50)
+    synth = Synthesizer(
+        ModelClient("mock/scripted", mock=model),
+        make_env(env_id).rules,
+        on_call=calls.append,
+        config=RefineConfig(mode=mode, calls_per_episode=4, limits=LIMITS),
+        budget=50,
+    )
     start = asyncio.run(synth.synthesize(suite.tests, evidence_rows(outcomes), 10))
     assert start.source is None  # no code in the reply
     best = asyncio.run(synth.refine(start, suite.tests, evidence_rows(outcomes), 10))
     assert best.score.all_passed and best.source == extract_code(replies[2]) and synth.calls == 3
     assert [c["failure_kind"] for c in calls] == ["code_error", None, None] and synth.code_errors == 1
-    assert set(calls[0]) == set(call_fields(None, game_index=None, phase="adapt", ply=None, attempt=0, messages=[],
-                                            reply=None, finish_reason=None, parsed_move=None, verdict=None,
-                                            failure_kind=None, template_hash=None, reason=None)) | {
-        "tokens_in", "tokens_out", "cost_usd", "cached_tokens_in", "concurrency", "latency_s", "retries", "errors",
-        "cache_key", "cache_hit"}
+    assert set(calls[0]) == set(
+        call_fields(
+            None,
+            game_index=None,
+            phase="adapt",
+            ply=None,
+            attempt=0,
+            messages=[],
+            reply=None,
+            finish_reason=None,
+            parsed_move=None,
+            verdict=None,
+            failure_kind=None,
+            template_hash=None,
+            reason=None,
+        )
+    ) | {
+        "tokens_in",
+        "tokens_out",
+        "cost_usd",
+        "cached_tokens_in",
+        "concurrency",
+        "latency_s",
+        "retries",
+        "errors",
+        "cache_key",
+        "cache_hit",
+    }
     assert all(c["template_hash"] for c in calls)
     assert "Failing tests:" in calls[2]["messages"][-1]["content"] and "expected returns" in calls[2]["messages"][-1]["content"]

@@ -12,8 +12,15 @@ from harness.sandbox.limits import Limits
 from harness.sandbox.reference_program import reference_source
 
 # A 4x4 board keeps a game at about 12 plies: 27 games of three candidates run in a few seconds.
-SMALL = {"rows": 4, "cols": 4, "obstacles": [], "black": [[1, 2], [2, 1]], "white": [[1, 1], [2, 2]],
-         "turn_limit": None, "turn_counting": "per_player"}
+SMALL = {
+    "rows": 4,
+    "cols": 4,
+    "obstacles": [],
+    "black": [[1, 2], [2, 1]],
+    "white": [[1, 1], [2, 2]],
+    "turn_limit": None,
+    "turn_counting": "per_player",
+}
 LIMITS = Limits(call_s=20.0, start_s=20.0, memory_bytes=512 << 20)
 SOUND = reference_source(1.01)
 # Any empty cell is "legal" (no flanking needed): on a sound host it soon plays a move that host refuses.
@@ -110,8 +117,10 @@ def test_nothing_could_start(recorded):
     _assert_all_closed(recorded)
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("simulations", 0, "simulations=0"), ("games_per_pair", 1.5, "games_per_pair=1.5"), ("margin", 2.0, "margin=2.0")])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [("simulations", 0, "simulations=0"), ("games_per_pair", 1.5, "games_per_pair=1.5"), ("margin", 2.0, "margin=2.0")],
+)
 def test_bad_settings_are_named(field, value, message):
     with pytest.raises(ValueError, match=message):
         reject_bad_samples([SOUND], SMALL, **{field: value})

@@ -94,8 +94,7 @@ def test_nan_weights_fall_back_to_a_legal_move_and_are_restored_after_an_update(
         for parameter in model.policy.action_net.parameters():
             parameter.fill_(float("nan"))
     fallbacks = []
-    move = guarded_action(model.policy, planes, mask, np.random.default_rng(0), deterministic=True,
-                          on_fallback=lambda: fallbacks.append(1))
+    move = guarded_action(model.policy, planes, mask, np.random.default_rng(0), deterministic=True, on_fallback=lambda: fallbacks.append(1))
     assert mask[move] == 1 and fallbacks == [1]
     pool = SnapshotPool(model.policy, np.random.default_rng(0))  # the snapshots' batched choice falls back the same way
     batch_moves = pool.act(np.zeros(3, dtype=np.int64), np.repeat(planes[None], 3, axis=0), np.repeat(mask[None], 3, axis=0))

@@ -8,10 +8,21 @@ from harness.bench.paper_summary import load_paper_ppo, summarise
 
 
 def _result(plan, env_id: int, layout: int, condition: str) -> EnvAgentResult:
-    final = tuple(Outcome(opponent=o.label, spec=o.spec, privileged=o.privileged, win=2, draw=1, lose=1, rewards=(1, 1, 0, -1))
-                  for o in plan.opponents)
-    return EnvAgentResult(env_id=env_id, env_name="x", layout=layout, condition=condition, agent="ppo", status="ok",
-                          budget=plan.budget, games_used=plan.budget, final=final)
+    final = tuple(
+        Outcome(opponent=o.label, spec=o.spec, privileged=o.privileged, win=2, draw=1, lose=1, rewards=(1, 1, 0, -1))
+        for o in plan.opponents
+    )
+    return EnvAgentResult(
+        env_id=env_id,
+        env_name="x",
+        layout=layout,
+        condition=condition,
+        agent="ppo",
+        status="ok",
+        budget=plan.budget,
+        games_used=plan.budget,
+        final=final,
+    )
 
 
 def test_the_paper_ppo_table_has_every_environment() -> None:

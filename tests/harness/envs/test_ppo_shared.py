@@ -45,8 +45,7 @@ def test_the_row_and_the_opponent_column_share_one_training(tmp_path: Path, firs
     ppo_agent._TRAINED_OPPONENTS.clear()
     if first == "row":
         row.adapt(arena)
-    opponent = make_agent(opponent_spec, AgentContext(env.rules, grant_simulator=grants.grant_simulator),
-                          np.random.default_rng(1))
+    opponent = make_agent(opponent_spec, AgentContext(env.rules, grant_simulator=grants.grant_simulator), np.random.default_rng(1))
     trained = opponent._untrained()
     if first == "opponent":
         row.adapt(arena)  # loads the opponent's training and replays its 3 games through this arena

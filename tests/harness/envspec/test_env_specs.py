@@ -36,22 +36,35 @@ def board(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("text, k, label", [
-    ("majority", Fraction(101, 100), "majority"), ("minority", Fraction(-1, 100), "minority"),
-    ("inverse", Fraction(-1, 100), "minority"), ("Majority < 70%", Fraction(7, 10), "majority<0.7"),
-    ("minority>1/3", Fraction(1, 3), "minority>1/3"), ("k=-0.25", Fraction(-1, 4), "k=-0.25"),
-    ("majority<1", Fraction(1), "majority<1"), ("k=1.3", Fraction(13, 10), "k=1.3"),
-])
+@pytest.mark.parametrize(
+    "text, k, label",
+    [
+        ("majority", Fraction(101, 100), "majority"),
+        ("minority", Fraction(-1, 100), "minority"),
+        ("inverse", Fraction(-1, 100), "minority"),
+        ("Majority < 70%", Fraction(7, 10), "majority<0.7"),
+        ("minority>1/3", Fraction(1, 3), "minority>1/3"),
+        ("k=-0.25", Fraction(-1, 4), "k=-0.25"),
+        ("majority<1", Fraction(1), "majority<1"),
+        ("k=1.3", Fraction(13, 10), "k=1.3"),
+    ],
+)
 def test_the_condition_grammar_reads_each_form_to_an_exact_k_and_a_canonical_text(text, k, label):
     condition = parse_condition(text)
     assert (condition.k, condition.label) == (k, label)
     assert parse_condition(condition_spec(condition)).k == k  # the canonical text reads back
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("majority<0.3", "outside majority<K's range 0.5 < K <= 1"), ("minority>0.8", "write majority<0.8"),
-    ("k=0.5", "K=0.5"), ("majority<x", "is not a condition"), ("most", "is not a condition"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("majority<0.3", "outside majority<K's range 0.5 < K <= 1"),
+        ("minority>0.8", "write majority<0.8"),
+        ("k=0.5", "K=0.5"),
+        ("majority<x", "is not a condition"),
+        ("most", "is not a condition"),
+    ],
+)
 def test_a_bad_condition_names_what_would_be_right(text, fragment):
     with pytest.raises(ConditionError, match="condition") as error:
         parse_condition(text)
@@ -80,24 +93,30 @@ def test_inline_and_toml_specs_give_one_canonical_key_that_rebuilds_the_environm
     assert seed_word(12) == 12 and seed_word(key) != seed_word(key.replace("15", "14"))
 
 
-@pytest.mark.parametrize("spec, fragment", [
-    ("layout=ring.txt,condition=majority,colour=red", "unknown field 'colour'; the fields are layout, condition"),
-    ("layout=ring.txt,condition=majority<0.3", "K=0.3 is outside majority<K's range"),
-    ("layout=ring.txt,condition=minority,turns=0", "turns='0': give a turn limit of 1 or more"),
-    ("layout=bad.txt,condition=majority", "layout=bad.txt"),
-    ("layout=ring.txt", "field 'condition' is missing"),
-    ("56", "0-55"),
-    ("nothing", "'nothing'"),
-])
+@pytest.mark.parametrize(
+    "spec, fragment",
+    [
+        ("layout=ring.txt,condition=majority,colour=red", "unknown field 'colour'; the fields are layout, condition"),
+        ("layout=ring.txt,condition=majority<0.3", "K=0.3 is outside majority<K's range"),
+        ("layout=ring.txt,condition=minority,turns=0", "turns='0': give a turn limit of 1 or more"),
+        ("layout=bad.txt,condition=majority", "layout=bad.txt"),
+        ("layout=ring.txt", "field 'condition' is missing"),
+        ("56", "0-55"),
+        ("nothing", "'nothing'"),
+    ],
+)
 def test_a_bad_spec_is_one_clear_line_from_every_command(board, tmp_path, monkeypatch, spec, fragment):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.txt").write_text(UNPLAYABLE, encoding="utf-8")
     with pytest.raises(EnvSpecError):
         env_key(spec)
     runner = CliRunner()
-    for args in (["run", "--model", "mock/first-legal", "--env", spec], ["match", "random", "greedy", "--env", spec],
-                 ["tournament", "--agents", "random", "--agents", "greedy", "--envs", spec],
-                 ["bench", "paper", "--quick", "--envs", spec, "--dry-run"]):
+    for args in (
+        ["run", "--model", "mock/first-legal", "--env", spec],
+        ["match", "random", "greedy", "--env", spec],
+        ["tournament", "--agents", "random", "--agents", "greedy", "--envs", spec],
+        ["bench", "paper", "--quick", "--envs", spec, "--dry-run"],
+    ):
         result = runner.invoke(app, args, env={"COLUMNS": "250", "NO_COLOR": "1"})
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert result.exit_code == 2, (args, result.output)

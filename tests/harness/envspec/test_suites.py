@@ -54,7 +54,7 @@ def test_envs_new_is_reproducible_byte_for_byte_and_its_public_file_holds_no_con
     public = (tmp_path / "a" / "public.json").read_text(encoding="utf-8")
     sealed = (tmp_path / "a" / SEALED_FILE).read_text(encoding="utf-8")
     assert sealed != new_suite(SuiteSettings(count=20, seed=2))[1]
-    for word in [*secrets_of(sealed), "majority", "minority", '"seed"', "salt\""]:
+    for word in [*secrets_of(sealed), "majority", "minority", '"seed"', 'salt"']:
         assert word not in public, word
     listed = arena("envs", "list", tmp_path / "a").output
     for word in secrets_of(sealed):
@@ -84,8 +84,7 @@ def test_a_mock_run_on_a_suite_entry_never_shows_its_condition_and_replay_checks
     suite = tmp_path / "suite"
     arena("envs", "new", "--count", 4, "--seed", 3, "--out", suite)
     out = tmp_path / "runs"
-    arena("run", "--model", "mock/first-legal", "--env", f"{suite}:2", "--budget", 2, "--eval-games", 2,
-          "--checkpoints", 2, "--out", out)
+    arena("run", "--model", "mock/first-legal", "--env", f"{suite}:2", "--budget", 2, "--eval-games", 2, "--checkpoints", 2, "--out", out)
     (run_dir,) = out.iterdir()
     entry = json.loads((suite / SEALED_FILE).read_text(encoding="utf-8"))["environments"][2]
     k = make_env_k(entry["condition"])
@@ -97,8 +96,22 @@ def test_a_mock_run_on_a_suite_entry_never_shows_its_condition_and_replay_checks
     assert entry["condition"] not in json.dumps(manifest)
     replayed = arena("replay", run_dir).output
     assert "no mismatches" in replayed and "commitments OK" in replayed and entry["condition"] not in replayed
-    arena("tournament", "--agents", "greedy", "--agents", "random", "--envs", f"{suite}:1-2", "--games", 1, "--jobs", 1,
-          "--in-process", "--out", tmp_path / "t")
+    arena(
+        "tournament",
+        "--agents",
+        "greedy",
+        "--agents",
+        "random",
+        "--envs",
+        f"{suite}:1-2",
+        "--games",
+        1,
+        "--jobs",
+        1,
+        "--in-process",
+        "--out",
+        tmp_path / "t",
+    )
     assert "commitments OK: the salted sha256 of the sealed condition of each of the 2" in arena("replay", tmp_path / "t").output
     sealed = json.loads((suite / SEALED_FILE).read_text(encoding="utf-8"))
     sealed["environments"][2]["condition"] = "k=0.321"  # tampered after the runs: entry 2 no longer matches public.json
@@ -117,22 +130,39 @@ def test_a_custom_layout_and_condition_runs_through_run_match_tournament_and_ben
     (tmp_path / "ring.txt").write_text(BOARD, encoding="utf-8")
     spec = "layout=ring.txt,condition=minority>0.3,turns=12"
     key = f"layout={tmp_path / 'ring.txt'},condition=minority>0.3,turns=12"
-    arena("run", "--model", "mock/echo", "--env", spec, "--budget", 2, "--eval-games", 1, "--checkpoints", 2,
-          "--out", tmp_path / "r")
+    arena("run", "--model", "mock/echo", "--env", spec, "--budget", 2, "--eval-games", 1, "--checkpoints", 2, "--out", tmp_path / "r")
     (run_dir,) = (tmp_path / "r").iterdir()
     assert json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["config"]["env"] == key
     assert "no mismatches" in arena("replay", run_dir).output
-    match = arena("match", "greedy", "random", "--env", spec, "--games", 2, "--jobs", 1, "--in-process",
-                  "--out", tmp_path / "m")
+    match = arena("match", "greedy", "random", "--env", spec, "--games", 2, "--jobs", 1, "--in-process", "--out", tmp_path / "m")
     assert "Tiny ring / minority>0.3, 12 turns" in match.output
     lines = [json.loads(line) for line in (tmp_path / "m" / "games.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {line["env_id"] for line in lines} == {key} and len(lines) == 2
-    arena("tournament", "--agents", "greedy", "--agents", "random", "--envs", spec, "--games", 2, "--jobs", 1,
-          "--out", tmp_path / "t")
+    arena("tournament", "--agents", "greedy", "--agents", "random", "--envs", spec, "--games", 2, "--jobs", 1, "--out", tmp_path / "t")
     assert json.loads((tmp_path / "t" / "manifest.json").read_text(encoding="utf-8"))["envs"] == [key]
     arena("envs", "new", "--count", 2, "--seed", 4, "--sizes", "6-7", "--out", tmp_path / "s")
-    arena("bench", "paper", "--quick", "--envs", spec, "--suite", tmp_path / "s", "--agents", "interval",
-          "--budget", 3, "--games", 1, "--checkpoint-games", 1, "--jobs", 1, "--in-process", "--out", tmp_path / "p")
+    arena(
+        "bench",
+        "paper",
+        "--quick",
+        "--envs",
+        spec,
+        "--suite",
+        tmp_path / "s",
+        "--agents",
+        "interval",
+        "--budget",
+        3,
+        "--games",
+        1,
+        "--checkpoint-games",
+        1,
+        "--jobs",
+        1,
+        "--in-process",
+        "--out",
+        tmp_path / "p",
+    )
     report = (tmp_path / "p" / "report.md").read_text(encoding="utf-8")
     assert "## Generalisation: the published 56 vs held-out environments" in report
     assert "held-out minority>0.3 (12 turns)" in report  # conditions are revealed in the finished report

@@ -19,16 +19,7 @@ from harness.models.errors import BudgetCapReached, EndpointDown, ModelCallError
 from harness.models.messages import ModelResponse
 from harness.models.options import ModelOptions
 from harness.models.replies import MockReply
-from tests.harness.models.client_fakes import (
-    MODEL,
-    QUESTION,
-    FakeModel,
-    ReplayingFakeModel,
-    ask,
-    failing,
-    fake_client,
-    server_error,
-)
+from tests.harness.models.client_fakes import MODEL, QUESTION, FakeModel, ReplayingFakeModel, ask, failing, fake_client, server_error
 
 # --- the response cache ------------------------------------------------------------------------------------
 

@@ -20,15 +20,7 @@ from harness.models.client import ModelClient
 from harness.models.errors import BudgetCapReached, EndpointDown, ProviderError
 from harness.models.messages import ModelResponse
 from harness.models.replies import MockReply
-from tests.harness.models.client_fakes import (
-    MODEL,
-    QUESTION,
-    FakeModel,
-    ask,
-    failing,
-    fake_client,
-    server_error,
-)
+from tests.harness.models.client_fakes import MODEL, QUESTION, FakeModel, ask, failing, fake_client, server_error
 
 # --- waits between attempts ---------------------------------------------------------------------------------
 

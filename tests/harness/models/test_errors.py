@@ -28,24 +28,27 @@ class WrappedError(Exception):
         self.response = Response(status)
 
 
-@pytest.mark.parametrize(("status", "kind", "retried"), [
-    (399, "api_error", False),
-    (400, "bad_request", False),
-    (401, "auth", False),
-    (403, "auth", False),
-    (404, "not_found", False),
-    (407, "bad_request", False),
-    (408, "timeout", True),
-    (409, "bad_request", False),
-    (428, "bad_request", False),
-    (429, "rate_limit", True),
-    (430, "bad_request", False),
-    (499, "bad_request", False),
-    (500, "server_error", True),
-    (503, "server_error", True),
-    (504, "timeout", True),
-    (599, "server_error", True),
-])
+@pytest.mark.parametrize(
+    ("status", "kind", "retried"),
+    [
+        (399, "api_error", False),
+        (400, "bad_request", False),
+        (401, "auth", False),
+        (403, "auth", False),
+        (404, "not_found", False),
+        (407, "bad_request", False),
+        (408, "timeout", True),
+        (409, "bad_request", False),
+        (428, "bad_request", False),
+        (429, "rate_limit", True),
+        (430, "bad_request", False),
+        (499, "bad_request", False),
+        (500, "server_error", True),
+        (503, "server_error", True),
+        (504, "timeout", True),
+        (599, "server_error", True),
+    ],
+)
 def test_status_codes_at_their_boundaries(status, kind, retried):
     for error in (HttpError(status), WrappedError(status)):
         info = classify_error(error)
@@ -60,14 +63,17 @@ def test_a_server_error_with_a_broken_body_is_a_malformed_response_and_retried()
     assert (client_error.kind, client_error.retryable) == ("bad_request", False)
 
 
-@pytest.mark.parametrize(("error", "kind", "retried"), [
-    (TimeoutError(), "timeout", True),
-    (TimeoutError("read timed out"), "timeout", True),
-    (RuntimeError("Connection reset by peer"), "connection", True),
-    (RuntimeError("the request timed out upstream"), "timeout", True),
-    (RuntimeError("something else went wrong"), "api_error", False),
-    (ProviderError("slow down", kind="rate_limit", status_code=429, retry_after=2.5), "rate_limit", True),
-])
+@pytest.mark.parametrize(
+    ("error", "kind", "retried"),
+    [
+        (TimeoutError(), "timeout", True),
+        (TimeoutError("read timed out"), "timeout", True),
+        (RuntimeError("Connection reset by peer"), "connection", True),
+        (RuntimeError("the request timed out upstream"), "timeout", True),
+        (RuntimeError("something else went wrong"), "api_error", False),
+        (ProviderError("slow down", kind="rate_limit", status_code=429, retry_after=2.5), "rate_limit", True),
+    ],
+)
 def test_errors_without_a_status(error, kind, retried):
     info = classify_error(error)
     assert (info.kind, info.retryable) == (kind, retried)

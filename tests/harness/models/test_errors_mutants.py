@@ -60,6 +60,7 @@ def test_fatal_cause_is_none_for_transient_kinds():
 
 def test_litellm_classes_decide_before_the_status_code():
     import litellm  # imported here: importing the model layer alone must not import it
+
     connection = litellm.APIConnectionError(message="peer reset", llm_provider="openai", model="gpt-x")
     assert connection.status_code == 500  # the status alone would say server_error
     info = classify_error(connection)

@@ -27,8 +27,16 @@ MESSAGES = [{"role": "user", "content": "Legal moves: d3, c4\nYour move?"}]
 
 
 def client_for(url: str, cache: ResponseCache | None = None, **options) -> ModelClient:
-    return ModelClient(MODEL, api_base=url, api_key=KEY, cache=cache, max_retries=3, backoff_base_s=0.001,
-                       backoff_max_s=0.005, options=ModelOptions(timeout=10, **options))
+    return ModelClient(
+        MODEL,
+        api_base=url,
+        api_key=KEY,
+        cache=cache,
+        max_retries=3,
+        backoff_base_s=0.001,
+        backoff_max_s=0.005,
+        options=ModelOptions(timeout=10, **options),
+    )
 
 
 def call(client: ModelClient, messages=MESSAGES):
@@ -47,9 +55,10 @@ def test_connection_refused_stops_at_the_first_attempt_naming_the_endpoint():
         call(client, [{"role": "user", "content": "another question"}])
 
 
-@pytest.mark.parametrize(("behaviour", "status", "words"), [
-    (unauthorized, 401, "authentication failed"), (forbidden, 403, "permission denied"), (model_not_found, 404, "not found"),
-])
+@pytest.mark.parametrize(
+    ("behaviour", "status", "words"),
+    [(unauthorized, 401, "authentication failed"), (forbidden, 403, "permission denied"), (model_not_found, 404, "not found")],
+)
 def test_auth_permission_and_not_found_stop_at_once_and_are_not_cached(stub, tmp_path, behaviour, status, words):
     stub.default = behaviour()
     cache = ResponseCache(tmp_path / "cache.jsonl")
@@ -132,13 +141,16 @@ def _wrapping(inner: BaseException, message: str = "litellm.InternalServerError:
         return outer
 
 
-@pytest.mark.parametrize(("error", "kind"), [
-    (_wrapping(socket.gaierror(-2, "Name or service not known")), "dns"),
-    (_wrapping(ConnectionRefusedError(111, "Connect call failed")), "connection_refused"),
-    (RuntimeError("Cannot connect to host x:80 [Temporary failure in name resolution]"), "dns"),
-    (RuntimeError("litellm.BadRequestError: LLM Provider NOT provided. You passed model=nosuch/x"), "unknown_provider"),
-    (ProviderError("no key", kind="auth", status_code=401), "auth"),
-])
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (_wrapping(socket.gaierror(-2, "Name or service not known")), "dns"),
+        (_wrapping(ConnectionRefusedError(111, "Connect call failed")), "connection_refused"),
+        (RuntimeError("Cannot connect to host x:80 [Temporary failure in name resolution]"), "dns"),
+        (RuntimeError("litellm.BadRequestError: LLM Provider NOT provided. You passed model=nosuch/x"), "unknown_provider"),
+        (ProviderError("no key", kind="auth", status_code=401), "auth"),
+    ],
+)
 def test_endpoint_failures_are_classified_as_fatal_and_not_retried(error, kind):
     info = classify_error(error)
     assert (info.kind, info.retryable) == (kind, False) and info.kind in FATAL_KINDS

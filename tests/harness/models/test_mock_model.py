@@ -54,16 +54,17 @@ def test_first_legal_falls_back_on_move_tokens_and_pass():
 
 
 def test_first_legal_uses_the_last_user_message():
-    messages = [{"role": "user", "content": "Legal moves: a1"},
-                {"role": "assistant", "content": "a1"},
-                {"role": "user", "content": "a1 is illegal. Legal moves: b2, c3"}]
+    messages = [
+        {"role": "user", "content": "Legal moves: a1"},
+        {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "a1 is illegal. Legal moves: b2, c3"},
+    ]
     assert first_legal(messages, None) == "b2"
 
 
 def test_random_legal_is_seeded_and_legal():
     prompt = user("Legal moves: a1, b2, c3, d4, e5")
-    draws = [[make_mock("random-legal", seed=7).complete(prompt).text for _ in range(1)]
-             for _ in range(2)]
+    draws = [[make_mock("random-legal", seed=7).complete(prompt).text for _ in range(1)] for _ in range(2)]
     assert draws[0] == draws[1]
     mock = make_mock("random-legal", seed=3)
     replies = {mock.complete(prompt).text for _ in range(50)}
@@ -82,9 +83,10 @@ def test_raised_failures(kind):
     assert mock.failures == {kind: 1}
 
 
-@pytest.mark.parametrize(("kind", "text", "reason"), [
-    ("empty", "", "stop"), ("refusal", REFUSAL_TEXT, "stop"), ("truncated", None, "length"),
-    ("garbage", None, "stop")])
+@pytest.mark.parametrize(
+    ("kind", "text", "reason"),
+    [("empty", "", "stop"), ("refusal", REFUSAL_TEXT, "stop"), ("truncated", None, "length"), ("garbage", None, "stop")],
+)
 def test_reply_failures(kind, text, reason):
     reply = MockModel(reply_fn=first_legal, schedule={0: kind}).complete(user("Legal moves: d3"))
     assert reply.finish_reason == reason
@@ -130,13 +132,11 @@ def test_unknown_mock_name_lists_the_valid_ones():
 
 
 def test_client_retries_injected_failures_and_counts_them():
-    mock = MockModel(reply_fn=first_legal,
-                     schedule=["rate_limit", "server_error", "timeout", None], retry_after=0.01)
+    mock = MockModel(reply_fn=first_legal, schedule=["rate_limit", "server_error", "timeout", None], retry_after=0.01)
     client = ModelClient("mock/scripted", mock=mock, backoff_base_s=0.001)
     response = asyncio.run(client.complete(client.request(user("Legal moves: e6"))))
     assert response.text == "e6" and response.retries == 3
-    assert [e.split(" ")[0].rstrip(":") for e in response.errors] == [
-        "rate_limit", "server_error", "timeout"]
+    assert [e.split(" ")[0].rstrip(":") for e in response.errors] == ["rate_limit", "server_error", "timeout"]
     assert response.cost_note == "mock model" and response.prompt_tokens > 0
     assert client.usage.errors_by_kind == {"rate_limit": 1, "server_error": 1, "timeout": 1}
 
@@ -177,8 +177,7 @@ def test_a_resumed_client_draws_the_calls_after_a_cached_failure_as_the_original
 
     def client(path):
         mock = MockModel(reply_fn=random_legal, schedule=schedule, seed=7, name="m")
-        return ModelClient("mock/m", mock=mock, cache=ResponseCache(path), max_retries=2, backoff_base_s=0.0,
-                           backoff_max_s=0.0)
+        return ModelClient("mock/m", mock=mock, cache=ResponseCache(path), max_retries=2, backoff_base_s=0.0, backoff_max_s=0.0)
 
     async def ask_twice(model_client):
         request = model_client.request(messages)

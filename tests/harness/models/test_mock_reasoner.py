@@ -4,13 +4,7 @@ import json
 import random
 from fractions import Fraction
 
-from harness.models.reasoner import (
-    bin_constraint,
-    bin_outcomes,
-    deduce,
-    reasoned_strategy,
-    recent_games,
-)
+from harness.models.reasoner import bin_constraint, bin_outcomes, deduce, reasoned_strategy, recent_games
 
 PROMPT = """What you have learned so far:
 All 4 finished games: 2 wins, 1 draws, 1 losses.

@@ -10,18 +10,7 @@ import threading
 import pytest
 from pydantic import ValidationError
 
-from harness.testing.stub_server import (
-    Hold,
-    StubServer,
-    client_error,
-    held,
-    malformed,
-    ok,
-    rate_limit,
-    server_error,
-    slow,
-    truncated,
-)
+from harness.testing.stub_server import Hold, StubServer, client_error, held, malformed, ok, rate_limit, server_error, slow, truncated
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -32,8 +21,7 @@ from harness.models.messages import ModelRequest, cache_key  # noqa: E402
 
 MODEL = "openai/stub-model"
 TEST_KEY = "sk-test-not-a-secret"  # given to the client, never read from the env
-MESSAGES = [{"role": "system", "content": "You play Othello."},
-            {"role": "user", "content": "Legal moves: d3, c4\nYour move?"}]
+MESSAGES = [{"role": "system", "content": "You play Othello."}, {"role": "user", "content": "Legal moves: d3, c4\nYour move?"}]
 
 
 def make_client(stub: StubServer, **options) -> ModelClient:
@@ -99,8 +87,15 @@ def test_timeout_then_ok(stub):
     assert response.errors[0].startswith("timeout")
 
 
-@pytest.mark.parametrize(("status", "kind", "error"), [(400, "bad_request", ModelCallError), (401, "auth", EndpointDown),
-                                                       (404, "not_found", EndpointDown), (422, "bad_request", ModelCallError)])
+@pytest.mark.parametrize(
+    ("status", "kind", "error"),
+    [
+        (400, "bad_request", ModelCallError),
+        (401, "auth", EndpointDown),
+        (404, "not_found", EndpointDown),
+        (422, "bad_request", ModelCallError),
+    ],
+)
 def test_client_errors_are_not_retried(stub, status, kind, error):
     # 401 and 404 also say the endpoint cannot be used: the client stops (tests/harness/models/test_fail_fast.py)
     stub.enqueue(client_error(status))
@@ -202,8 +197,9 @@ def test_cache_file_torn_last_line_is_skipped_and_corrupt_line_named(tmp_path):
     assert reloaded.skipped_torn_line and "k1" in reloaded and "k2" not in reloaded
     reloaded.put("k3", ModelResponse(model=MODEL, text="e3"))
     assert "k3" in ResponseCache(path)
-    path.write_text('{"key": "k1", "response": {"model": "m", "text": "x"}}\nnot json\n'
-                    '{"key": "k3", "response": {"model": "m", "text": "y"}}\n')
+    path.write_text(
+        '{"key": "k1", "response": {"model": "m", "text": "x"}}\nnot json\n{"key": "k3", "response": {"model": "m", "text": "y"}}\n'
+    )
     with pytest.raises(CacheFileError, match=r"cache.jsonl:2"):
         ResponseCache(path)
 
@@ -220,9 +216,9 @@ def test_token_cap_stops_before_the_next_call(stub):
 def test_cost_cap_stops_before_the_next_call(stub):
     import litellm
 
-    litellm.register_model({"openai/stub-model": {
-        "input_cost_per_token": 0.001, "output_cost_per_token": 0.002,
-        "litellm_provider": "openai", "mode": "chat"}})
+    litellm.register_model(
+        {"openai/stub-model": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}
+    )
     try:
         client = make_client(stub, max_cost_usd=0.03)
         first = run(client, messages=[{"role": "user", "content": "1"}])
@@ -285,9 +281,10 @@ def test_importing_the_client_does_not_import_litellm():
     import subprocess
     import sys
 
-    code = ("import sys, harness.models.client, harness.models.mock; "
-            "c = harness.models.client.ModelClient('mock/first-legal'); "
-            "print('litellm' in sys.modules)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
+    code = (
+        "import sys, harness.models.client, harness.models.mock; "
+        "c = harness.models.client.ModelClient('mock/first-legal'); "
+        "print('litellm' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"

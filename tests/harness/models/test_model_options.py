@@ -23,27 +23,30 @@ KEY = "test-key-not-a-secret"
 FAKE_KEY = "sk" + "-" + "x" * 24
 
 
-@pytest.mark.parametrize(("options", "fragment"), [
-    ({"temperature": -0.1}, "greater than or equal to 0"),
-    ({"top_p": 0}, "greater than 0"),
-    ({"top_p": 1.5}, "less than or equal to 1"),
-    ({"timeout": 0}, "greater than 0"),
-    ({"max_reply_tokens": 0}, "greater than or equal to 1"),
-    ({"max_consecutive_failures": 0}, "greater than or equal to 1"),
-    ({"reasoning_effort": "huge"}, "'minimal', 'low', 'medium' or 'high'"),
-    ({"api_base": "localhost:8000"}, "give http(s)://host:port/path"),
-    ({"api_base": "https://user:pw@example.com/v1"}, "must not carry credentials"),
-    ({"api_base": "https://example.com/v1?api_key=abc"}, "must not carry credentials"),
-    ({"model_args": {"api_key": "abc"}}, "looks like a credential"),
-    ({"model_args": {"extra_headers": {"X-Id": "1"}}}, "looks like a credential"),
-    ({"model_args": {"Authorization": "Bearer abc"}}, "looks like a credential"),
-    ({"model_args": {"extra_body": {"access_token": "abc"}}}, "looks like a credential"),
-    ({"model_args": {"user": FAKE_KEY}}, "looks like a credential"),
-    ({"model_args": {"temperature": 0.5}}, "use --temperature"),
-    ({"model_args": {"max_tokens": 9}}, "use --max-reply-tokens"),
-    ({"model_args": {"stream": True}}, "set by the harness"),
-    ({"surprise": 1}, "extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"temperature": -0.1}, "greater than or equal to 0"),
+        ({"top_p": 0}, "greater than 0"),
+        ({"top_p": 1.5}, "less than or equal to 1"),
+        ({"timeout": 0}, "greater than 0"),
+        ({"max_reply_tokens": 0}, "greater than or equal to 1"),
+        ({"max_consecutive_failures": 0}, "greater than or equal to 1"),
+        ({"reasoning_effort": "huge"}, "'minimal', 'low', 'medium' or 'high'"),
+        ({"api_base": "localhost:8000"}, "give http(s)://host:port/path"),
+        ({"api_base": "https://user:pw@example.com/v1"}, "must not carry credentials"),
+        ({"api_base": "https://example.com/v1?api_key=abc"}, "must not carry credentials"),
+        ({"model_args": {"api_key": "abc"}}, "looks like a credential"),
+        ({"model_args": {"extra_headers": {"X-Id": "1"}}}, "looks like a credential"),
+        ({"model_args": {"Authorization": "Bearer abc"}}, "looks like a credential"),
+        ({"model_args": {"extra_body": {"access_token": "abc"}}}, "looks like a credential"),
+        ({"model_args": {"user": FAKE_KEY}}, "looks like a credential"),
+        ({"model_args": {"temperature": 0.5}}, "use --temperature"),
+        ({"model_args": {"max_tokens": 9}}, "use --max-reply-tokens"),
+        ({"model_args": {"stream": True}}, "set by the harness"),
+        ({"surprise": 1}, "extra inputs are not permitted"),
+    ],
+)
 def test_bad_options_are_refused_with_what_would_be_right(options, fragment):
     with pytest.raises(ValidationError) as caught:
         ModelOptions(**options)
@@ -64,12 +67,22 @@ def test_request_params_lay_the_options_over_the_agents_defaults():
     assert ModelOptions().request_params({"temperature": 0.0}) == {"temperature": 0.0}
     options = ModelOptions(temperature=0.7, top_p=0.9, max_reply_tokens=64, reasoning_effort="low", model_args={"seed": 7})
     assert options.request_params({"temperature": 0.0}) == {
-        "temperature": 0.7, "top_p": 0.9, "max_tokens": 64, "reasoning_effort": "low", "seed": 7}
+        "temperature": 0.7,
+        "top_p": 0.9,
+        "max_tokens": 64,
+        "reasoning_effort": "low",
+        "seed": 7,
+    }
 
 
 def test_every_option_arrives_at_the_server_as_given():
-    options = ModelOptions(temperature=0.7, top_p=0.9, max_reply_tokens=64, reasoning_effort="high",
-                           model_args={"seed": 7, "stop": ["\n\n"], "extra_body": {"top_k": 5}, "min_p": 0.05})
+    options = ModelOptions(
+        temperature=0.7,
+        top_p=0.9,
+        max_reply_tokens=64,
+        reasoning_effort="high",
+        model_args={"seed": 7, "stop": ["\n\n"], "extra_body": {"top_k": 5}, "min_p": 0.05},
+    )
     with StubServer() as stub:
         client = ModelClient(MODEL, api_key=KEY, options=options.model_copy(update={"api_base": stub.url}))
         request = client.request([{"role": "user", "content": "Your move?"}], temperature=0.0)

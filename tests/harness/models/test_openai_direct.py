@@ -16,14 +16,17 @@ BASE = "http://127.0.0.1:9/v1"
 PRICED = {"gpt-4o-mini": {}, "openai/registered": {}}
 
 
-@pytest.mark.parametrize(("model", "base", "params", "direct"), [
-    ("openai/stub-model", BASE, {"temperature": 0.0, "max_tokens": 8, "timeout": 5}, True),
-    ("openai/gpt-4o-mini", BASE, {}, False),  # litellm knows it: its pricing and parameter rules
-    ("openai/registered", BASE, {}, False),  # registered in litellm's table under its full name
-    ("openai/stub-model", None, {}, False),  # no API base: the provider's own endpoint, through litellm
-    ("anthropic/claude-x", BASE, {}, False),
-    ("openai/stub-model", BASE, {"drop_params": True}, False),  # a litellm-only argument
-])
+@pytest.mark.parametrize(
+    ("model", "base", "params", "direct"),
+    [
+        ("openai/stub-model", BASE, {"temperature": 0.0, "max_tokens": 8, "timeout": 5}, True),
+        ("openai/gpt-4o-mini", BASE, {}, False),  # litellm knows it: its pricing and parameter rules
+        ("openai/registered", BASE, {}, False),  # registered in litellm's table under its full name
+        ("openai/stub-model", None, {}, False),  # no API base: the provider's own endpoint, through litellm
+        ("anthropic/claude-x", BASE, {}, False),
+        ("openai/stub-model", BASE, {"drop_params": True}, False),  # a litellm-only argument
+    ],
+)
 def test_which_requests_take_the_direct_path(model, base, params, direct, monkeypatch):
     monkeypatch.delenv(DISABLE_VARIABLE, raising=False)
     assert direct_path(model, base, params, PRICED) is direct
@@ -38,21 +41,21 @@ def _ask(server, via_litellm: bool, monkeypatch, *behaviours):
         monkeypatch.delenv(DISABLE_VARIABLE, raising=False)
     server.reset()
     server.enqueue(*behaviours)
-    client = ModelClient(server.model, api_base=server.url, api_key=KEY, timeout_s=10, max_retries=1,
-                         backoff_base_s=0.01, backoff_max_s=0.02)
-    request = client.request([{"role": "system", "content": "rules"}, {"role": "user", "content": "Legal moves: d3"}],
-                             temperature=0.0, max_tokens=8)
+    client = ModelClient(
+        server.model, api_base=server.url, api_key=KEY, timeout_s=10, max_retries=1, backoff_base_s=0.01, backoff_max_s=0.02
+    )
+    request = client.request(
+        [{"role": "system", "content": "rules"}, {"role": "user", "content": "Legal moves: d3"}], temperature=0.0, max_tokens=8
+    )
     try:
         return asyncio.run(client.complete(request)), server.requests
     except ModelCallError as failure:
         return failure, server.requests
 
 
-@pytest.mark.parametrize("behaviours", [
-    (ok("c4"),),
-    (truncated("I think"),),
-    (rate_limit(0.05), ok("e6")),
-], ids=["ok", "truncated", "429-then-ok"])
+@pytest.mark.parametrize(
+    "behaviours", [(ok("c4"),), (truncated("I think"),), (rate_limit(0.05), ok("e6"))], ids=["ok", "truncated", "429-then-ok"]
+)
 def test_both_paths_send_and_read_alike(stub_server, monkeypatch, behaviours):
     stub_server.responder = None
     stub_server.cached_tokens = 5

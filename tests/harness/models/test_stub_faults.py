@@ -19,15 +19,7 @@ from harness.models.client import ModelClient  # noqa: E402
 from harness.models.mock import first_legal  # noqa: E402
 from harness.records.transcript import TranscriptReader  # noqa: E402
 from harness.runs.llm_run import LlmRunConfig, run_llm  # noqa: E402
-from harness.testing.stub_server import (  # noqa: E402
-    StubServer,
-    malformed,
-    ok,
-    rate_limit,
-    server_error,
-    stall,
-    truncated,
-)
+from harness.testing.stub_server import StubServer, malformed, ok, rate_limit, server_error, stall, truncated  # noqa: E402
 
 MODEL = "openai/stub-model"
 KEY = "test-key-not-a-secret"
@@ -76,10 +68,27 @@ def test_run_completes_with_faults_classified_and_retries_recorded(tmp_path, war
     with StubServer(responder=respond) as stub:
         run_dir = tmp_path / "runs" / "r"
         timeout_s = TIMEOUT_S if "timeout" in kinds else CALM_TIMEOUT_S
-        client = ModelClient(MODEL, api_base=stub.url, api_key=KEY, timeout_s=timeout_s, max_retries=4,
-                             backoff_base_s=0.005, backoff_max_s=0.02, cache=ResponseCache(run_dir / "cache.jsonl"))
-        config = LlmRunConfig(model=MODEL, env=26, budget=budget, eval_games=eval_games, opponents=("random",),
-                              seed=0, checkpoints=(), on_failure="random", max_retries=3)
+        client = ModelClient(
+            MODEL,
+            api_base=stub.url,
+            api_key=KEY,
+            timeout_s=timeout_s,
+            max_retries=4,
+            backoff_base_s=0.005,
+            backoff_max_s=0.02,
+            cache=ResponseCache(run_dir / "cache.jsonl"),
+        )
+        config = LlmRunConfig(
+            model=MODEL,
+            env=26,
+            budget=budget,
+            eval_games=eval_games,
+            opponents=("random",),
+            seed=0,
+            checkpoints=(),
+            on_failure="random",
+            max_retries=3,
+        )
         run_llm(config, out=tmp_path / "runs", run_id="r", client=client)
         requests = len(stub.requests)
     faults = [k for k in injected if k != "ok"]
@@ -101,8 +110,9 @@ def test_run_completes_with_faults_classified_and_retries_recorded(tmp_path, war
     assert requests <= recorded <= requests + (timed_out if "timeout" in kinds else 0), (recorded, requests)
     for call in calls:
         assert len(call.errors) == call.retries  # each retry's cause, classified
-        assert all(error.split(" ")[0].rstrip(":") in {"rate_limit", "server_error", "timeout", "malformed_response"}
-                   for error in call.errors)
+        assert all(
+            error.split(" ")[0].rstrip(":") in {"rate_limit", "server_error", "timeout", "malformed_response"} for error in call.errors
+        )
         if call.verdict != "legal":
             assert call.failure_kind and call.reason  # classified, with the reason
     if set(kinds) & {"rate_limit", "server_error", "timeout", "malformed"}:

@@ -29,10 +29,19 @@ def _random_decider(seed: int, plies: list[int]):
     return decide
 
 
-BLACK_PASSES_FIRST = Layout(4, 4, obstacles=frozenset({(0, 0), (1, 0), (2, 2)}), black=frozenset({(0, 2), (2, 3)}),
-                            white=frozenset({(0, 3)}), name="black passes first")  # white's first decision is ply 1
-RULES = [make_env(env).rules for env in (0, 3, 6, 13, 30)] + [Rules(BLACK_PASSES_FIRST)] + [
-    Rules(layout) for layout in random_layouts(seed=11, count=12, rows=(4, 8), cols=(4, 8), obstacle_density=(0.0, 0.35))]
+BLACK_PASSES_FIRST = Layout(
+    4,
+    4,
+    obstacles=frozenset({(0, 0), (1, 0), (2, 2)}),
+    black=frozenset({(0, 2), (2, 3)}),
+    white=frozenset({(0, 3)}),
+    name="black passes first",
+)  # white's first decision is ply 1
+RULES = (
+    [make_env(env).rules for env in (0, 3, 6, 13, 30)]
+    + [Rules(BLACK_PASSES_FIRST)]
+    + [Rules(layout) for layout in random_layouts(seed=11, count=12, rows=(4, 8), cols=(4, 8), obstacle_density=(0.0, 0.35))]
+)
 
 
 def test_black_passes_at_the_first_ply_of_that_layout():
@@ -44,8 +53,9 @@ def test_black_passes_at_the_first_ply_of_that_layout():
 def test_each_colours_plies_match_the_game_loop_including_passes(rules):
     for seed in range(12):
         black_plies, white_plies = [], []
-        game, decisions = play_game_sync(rules, Condition(k=1), _random_decider(seed, black_plies),
-                                         _random_decider(seed + 100, white_plies))
+        game, decisions = play_game_sync(
+            rules, Condition(k=1), _random_decider(seed, black_plies), _random_decider(seed + 100, white_plies)
+        )
         assert black_plies == [d.ply for d in decisions if d.colour == 0]
         assert white_plies == [d.ply for d in decisions if d.colour == 1]
 

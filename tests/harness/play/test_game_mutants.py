@@ -73,8 +73,9 @@ def test_an_unscored_game_keeps_rewards_at_zero_and_a_scored_one_gets_the_condit
     assert record.rewards == ENV.condition.rewards(record.black, record.white) != (0, 0)
     unscored, _ = play_game_sync(ENV.rules, None, first_legal, first_legal)
     assert unscored.record.moves == record.moves and unscored.record.rewards == (0, 0)
-    assert play_policies(ENV.rules, None, FunctionPolicy(lambda obs: obs.legal_moves[0]),
-                         FunctionPolicy(lambda obs: obs.legal_moves[-1])).record.rewards == (0, 0)
+    assert play_policies(
+        ENV.rules, None, FunctionPolicy(lambda obs: obs.legal_moves[0]), FunctionPolicy(lambda obs: obs.legal_moves[-1])
+    ).record.rewards == (0, 0)
 
 
 def test_a_game_is_recorded_under_the_names_given_and_awaitable_deciders_are_awaited():
@@ -101,8 +102,10 @@ def test_the_refusals_list_the_legal_moves():
     illegal = IllegalProposalError("p", BLACK, 0, (19, 26, 37), ENV.rules)
     assert str(illegal) == "policy 'p' (black) proposed the illegal move a1; legal moves: d3, c4, f5. The move was not played."
     wrong_type = MoveTypeError("p", WHITE, "d3", (19, 26), ENV.rules)
-    assert str(wrong_type) == ("policy 'p' (white) returned 'd3' of type str; act() must return a flat move index "
-                               "(int, row * cols + col). Legal moves: d3 = 19, c4 = 26")
+    assert str(wrong_type) == (
+        "policy 'p' (white) returned 'd3' of type str; act() must return a flat move index "
+        "(int, row * cols + col). Legal moves: d3 = 19, c4 = 26"
+    )
 
 
 class _Suspend:

@@ -36,15 +36,15 @@ def test_the_refusal_of_an_agent_not_registered_as_privileged_says_what_to_do():
     assert refusal_message("peek") == (
         "simulator request 'peek' refused: this agent is not registered as privileged, so it may not see the true "
         "outcome rule; the request is recorded in the ledger (privileged.refused) and shown in reports. Agents that "
-        "need the simulator declare privileged=True in their registry entry.")
+        "need the simulator declare privileged=True in their registry entry."
+    )
 
 
 def test_an_outcome_needs_a_finished_game():
     simulator = evaluation_simulator(ENV, "test")
     with pytest.raises(ValueError) as refused:
         simulator.outcome(ENV.rules.initial_state())
-    assert str(refused.value) == ("outcome() needs a finished game (rules.is_over(state)); use rollout() from other "
-                                  "states")
+    assert str(refused.value) == ("outcome() needs a finished game (rules.is_over(state)); use rollout() from other states")
     assert simulator.usage.outcome_calls == 0
 
 

@@ -6,11 +6,7 @@ import pytest
 from engine import Condition, make_env
 from engine.protocol.arena import PrivilegeRefused
 from harness.play.arena import Arena
-from harness.play.grants import (
-    EvaluationGrants,
-    PrivilegedSimulator,
-    evaluation_simulator,
-)
+from harness.play.grants import EvaluationGrants, PrivilegedSimulator, evaluation_simulator
 
 K_08_ON_12x10 = 18  # condition 2 (K = 0.8) on layout 4
 

@@ -8,12 +8,7 @@ from fractions import Fraction
 import pytest
 
 from engine.protocol.belief import BELIEF_SCHEMA_VERSION, Belief
-from harness.prompting.beliefs import (
-    BeliefParseError,
-    parse_belief,
-    parse_checkpoints,
-    score_belief,
-)
+from harness.prompting.beliefs import BeliefParseError, parse_belief, parse_checkpoints, score_belief
 from harness.prompting.renderer import DEFAULT_PROMPTS_DIR
 
 GOOD = '{"schema_version": 1, "regime": "majority", "k_low": 0.7, "k_high": 0.9, "confidence": 0.6, "rationale": "wins near 0.75"}'

@@ -27,8 +27,10 @@ from harness.prompting.strategist_agent import (
 from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import LlmRunConfig, run_llm
 
-GOOD = ('{"belief": {"regime": "minority", "k_low": 0.3, "k_high": 0.45, "confidence": 0.5}, '
-        '"target_ratio": 0.4, "weights": {"corners": 20, "discs": -1}}')
+GOOD = (
+    '{"belief": {"regime": "minority", "k_low": 0.3, "k_high": 0.45, "confidence": 0.5}, '
+    '"target_ratio": 0.4, "weights": {"corners": 20, "discs": -1}}'
+)
 
 
 def replay_legally(game, rules):
@@ -62,16 +64,18 @@ def test_missing_fields_are_defaulted():
     assert strategy.full_weights() == DEFAULT_WEIGHTS
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("", "empty"),
-    ("I would play for corners.", "no JSON object"),
-    ('{"belief": {"regime": "majority", "k_low": 0.5, "k_high": 0.7, "confidence": 0.5}}', "target_ratio"),
-    ('{"target_ratio": 1.5}', "target_ratio"),
-    ('{"target_ratio": 0.5, "weights": {"parity": 3}}', "unknown feature(s) parity"),
-    ('{"target_ratio": 0.5, "belief": {"regime": "majority", "k_low": 0.9, "k_high": 0.6, "confidence": 0.5}}',
-     "must not exceed"),
-    ('{"schema_version": 9, "target_ratio": 0.5}', "schema_version 9"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("", "empty"),
+        ("I would play for corners.", "no JSON object"),
+        ('{"belief": {"regime": "majority", "k_low": 0.5, "k_high": 0.7, "confidence": 0.5}}', "target_ratio"),
+        ('{"target_ratio": 1.5}', "target_ratio"),
+        ('{"target_ratio": 0.5, "weights": {"parity": 3}}', "unknown feature(s) parity"),
+        ('{"target_ratio": 0.5, "belief": {"regime": "majority", "k_low": 0.9, "k_high": 0.6, "confidence": 0.5}}', "must not exceed"),
+        ('{"schema_version": 9, "target_ratio": 0.5}', "schema_version 9"),
+    ],
+)
 def test_invalid_strategies_raise_with_the_reason(text, reason):
     with pytest.raises(StrategyParseError, match=re.escape(reason)):
         parse_strategy(text)
@@ -111,9 +115,15 @@ def agent_for(env, model, budget, client_retries=5, **config):
     client = ModelClient("mock/scripted", mock=model, backoff_base_s=0.001, max_retries=client_retries)
     calls, beliefs, strategies = [], [], []
     agent = LlmStrategistAgent(
-        AgentContext(env.rules), np.random.default_rng(0), client, budget=budget, seed=0,
+        AgentContext(env.rules),
+        np.random.default_rng(0),
+        client,
+        budget=budget,
+        seed=0,
         config=LlmStrategistConfig(**{"batch": 10, "search_depth": 1, "endgame": 4, "max_retries": 1, **config}),
-        on_call=calls.append, on_belief=lambda *a: beliefs.append(a), on_strategy=lambda *a: strategies.append(a),
+        on_call=calls.append,
+        on_belief=lambda *a: beliefs.append(a),
+        on_strategy=lambda *a: strategies.append(a),
     )
     return agent, calls, beliefs, strategies
 
@@ -162,8 +172,17 @@ def test_failed_calls_fall_back_and_frozen_act_uses_the_last_strategy():
 
 def test_200_game_run_makes_one_call_per_batch_and_checkpoint(tmp_path, monkeypatch):
     # batches of 50; the default checkpoints within the budget, 10 and 200, add a plan after 10 and after 200 games
-    config = LlmRunConfig(agent="llm-strategist", model="mock/strategist", env=21, budget=200, eval_games=2,
-                          opponents=("random",), batch=50, search_depth=1, endgame=4)
+    config = LlmRunConfig(
+        agent="llm-strategist",
+        model="mock/strategist",
+        env=21,
+        budget=200,
+        eval_games=2,
+        opponents=("random",),
+        batch=50,
+        search_depth=1,
+        endgame=4,
+    )
     run_dir = run_llm(config, out=tmp_path, run_id="r")
     reader = TranscriptReader(run_dir)
     calls, games = reader.calls(), reader.games()
@@ -192,9 +211,28 @@ def test_cli_accepts_the_strategist(tmp_path):
 
     from harness.cli.main import app
 
-    result = CliRunner().invoke(app, [
-        "run", "--agent", "llm-strategist", "--model", "mock/strategist", "--env", "21", "--budget", "4",
-        "--batch", "2", "--search-depth", "1", "--eval-games", "1", "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--agent",
+            "llm-strategist",
+            "--model",
+            "mock/strategist",
+            "--env",
+            "21",
+            "--budget",
+            "4",
+            "--batch",
+            "2",
+            "--search-depth",
+            "1",
+            "--eval-games",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     run_dir = next(tmp_path.iterdir())
     assert len(TranscriptReader(run_dir).calls()) == 2

@@ -1,6 +1,5 @@
 """Model replies to verified moves: the tolerant parser, re-asking, fallback policies, failure counts, forfeits."""
 
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -9,13 +8,7 @@ from hypothesis import strategies as st
 from engine import BLACK, PASS, WHITE
 from engine.notation import format_move, parse_move
 from engine.protocol.policy import RandomPolicy
-from harness.play.decisions import (
-    FailureCounts,
-    FailureKind,
-    MoveDecision,
-    ParsedMove,
-    ParseFailure,
-)
+from harness.play.decisions import FailureCounts, FailureKind, MoveDecision, ParsedMove, ParseFailure
 from harness.play.game import IllegalProposalError, from_policy, play_game_sync
 from harness.prompting.moves import ModelCallFailed, MoveAsker, parse_reply
 from tests.harness.prompting.moves_helpers import ENV, LAYOUT, OBS, PROMPT, decide, scripted
@@ -23,33 +16,36 @@ from tests.harness.prompting.moves_helpers import ENV, LAYOUT, OBS, PROMPT, deci
 LEGAL = [format_move(m, LAYOUT) for m in OBS.legal_moves]
 
 
-@pytest.mark.parametrize(("text", "notation", "source"), [
-    ("d3", "d3", "bare"),
-    ("D3", "d3", "bare"),
-    ("  d3.  ", "d3", "bare"),
-    ("I play D3", "d3", "bare"),
-    ("pass", "pass", "bare"),
-    ("PASS", "pass", "bare"),
-    ("MOVE: d3", "d3", "final_line"),
-    ("Final answer: D3", "d3", "final_line"),
-    ("Answer - d3", "d3", "final_line"),
-    ("**Move:** e6", "e6", "final_line"),
-    ("Final answer: **F5**", "f5", "final_line"),
-    ("The answer is c4.", "c4", "final_line"),
-    ("'move': 'c4'", "c4", "final_line"),
-    ('{"move": "d3"}', "d3", "json"),
-    ('{"Move": " D3 "}', "d3", "json"),
-    ('```json\n{"move": "F5", "reason": {"corner": false}}\n```', "f5", "json"),
-    ('I considered several moves. My pick: {"move": "c4"} because it is safe.', "c4", "json"),
-    # precedence: JSON beats a final-answer line beats bare coordinates
-    ('MOVE: d3\n{"move": "e6"}\nalso c4', "e6", "json"),
-    ('{"move": "d3"} ... actually {"move": "f5"}', "f5", "json"),
-    ("c4 looks good\nMOVE: e6\nFinal answer: d3\nmaybe f5", "d3", "final_line"),
-    ("c4 or e6?\nI will go with f5, not d3", "d3", "bare"),
-    ('{"move": 19}\nMOVE: c4', "c4", "final_line"),  # a non-string JSON move is not a candidate
-    ("z9", "z9", "bare"),
-    ("MOVE: a12", "a12", "final_line"),
-])
+@pytest.mark.parametrize(
+    ("text", "notation", "source"),
+    [
+        ("d3", "d3", "bare"),
+        ("D3", "d3", "bare"),
+        ("  d3.  ", "d3", "bare"),
+        ("I play D3", "d3", "bare"),
+        ("pass", "pass", "bare"),
+        ("PASS", "pass", "bare"),
+        ("MOVE: d3", "d3", "final_line"),
+        ("Final answer: D3", "d3", "final_line"),
+        ("Answer - d3", "d3", "final_line"),
+        ("**Move:** e6", "e6", "final_line"),
+        ("Final answer: **F5**", "f5", "final_line"),
+        ("The answer is c4.", "c4", "final_line"),
+        ("'move': 'c4'", "c4", "final_line"),
+        ('{"move": "d3"}', "d3", "json"),
+        ('{"Move": " D3 "}', "d3", "json"),
+        ('```json\n{"move": "F5", "reason": {"corner": false}}\n```', "f5", "json"),
+        ('I considered several moves. My pick: {"move": "c4"} because it is safe.', "c4", "json"),
+        # precedence: JSON beats a final-answer line beats bare coordinates
+        ('MOVE: d3\n{"move": "e6"}\nalso c4', "e6", "json"),
+        ('{"move": "d3"} ... actually {"move": "f5"}', "f5", "json"),
+        ("c4 looks good\nMOVE: e6\nFinal answer: d3\nmaybe f5", "d3", "final_line"),
+        ("c4 or e6?\nI will go with f5, not d3", "d3", "bare"),
+        ('{"move": 19}\nMOVE: c4', "c4", "final_line"),  # a non-string JSON move is not a candidate
+        ("z9", "z9", "bare"),
+        ("MOVE: a12", "a12", "final_line"),
+    ],
+)
 def test_parser_reads_many_reply_shapes(text, notation, source):
     parsed = parse_reply(text, LAYOUT)
     assert isinstance(parsed, ParsedMove), parsed
@@ -59,19 +55,22 @@ def test_parser_reads_many_reply_shapes(text, notation, source):
     assert parsed.on_board == (expected is not None)
 
 
-@pytest.mark.parametrize(("text", "finish_reason", "kind"), [
-    ("", None, FailureKind.EMPTY_OR_REFUSAL),
-    ("   \n ", "stop", FailureKind.EMPTY_OR_REFUSAL),
-    (None, None, FailureKind.EMPTY_OR_REFUSAL),
-    ("I can't help with that.", None, FailureKind.EMPTY_OR_REFUSAL),
-    ("I cannot play games.", "stop", FailureKind.EMPTY_OR_REFUSAL),
-    ("Sorry, I am unable to help.", None, FailureKind.EMPTY_OR_REFUSAL),
-    ("Let me think about the position", None, FailureKind.PARSE_ERROR),
-    ("I play d3.\n\nGood luck!", None, FailureKind.PARSE_ERROR),  # only the last non-empty line is read for bare moves
-    ("Moves: ", None, FailureKind.PARSE_ERROR),
-    ("Let me compare b2 and", "length", FailureKind.TRUNCATED),  # a cut-off last line is not an answer
-    ("", "length", FailureKind.TRUNCATED),
-])
+@pytest.mark.parametrize(
+    ("text", "finish_reason", "kind"),
+    [
+        ("", None, FailureKind.EMPTY_OR_REFUSAL),
+        ("   \n ", "stop", FailureKind.EMPTY_OR_REFUSAL),
+        (None, None, FailureKind.EMPTY_OR_REFUSAL),
+        ("I can't help with that.", None, FailureKind.EMPTY_OR_REFUSAL),
+        ("I cannot play games.", "stop", FailureKind.EMPTY_OR_REFUSAL),
+        ("Sorry, I am unable to help.", None, FailureKind.EMPTY_OR_REFUSAL),
+        ("Let me think about the position", None, FailureKind.PARSE_ERROR),
+        ("I play d3.\n\nGood luck!", None, FailureKind.PARSE_ERROR),  # only the last non-empty line is read for bare moves
+        ("Moves: ", None, FailureKind.PARSE_ERROR),
+        ("Let me compare b2 and", "length", FailureKind.TRUNCATED),  # a cut-off last line is not an answer
+        ("", "length", FailureKind.TRUNCATED),
+    ],
+)
 def test_parser_failures_by_kind(text, finish_reason, kind):
     parsed = parse_reply(text, LAYOUT, finish_reason)
     assert isinstance(parsed, ParseFailure)
@@ -84,7 +83,6 @@ def test_truncated_reply_still_counts_an_explicit_answer():
 
 
 # ---------------------------------------------------------------- MoveAsker
-
 
 
 def test_legal_first_time():
@@ -124,8 +122,7 @@ def test_parse_failures_exhaust_retries_then_forfeit():
     decision = decide(MoveAsker(ask, max_retries=2, policy="forfeit"))
     assert decision.move is None and decision.forfeited and not decision.fallback_used
     assert len(ask.sent) == 3
-    assert [a.failure_kind for a in decision.attempts] == [
-        FailureKind.PARSE_ERROR, FailureKind.EMPTY_OR_REFUSAL, FailureKind.TRUNCATED]
+    assert [a.failure_kind for a in decision.attempts] == [FailureKind.PARSE_ERROR, FailureKind.EMPTY_OR_REFUSAL, FailureKind.TRUNCATED]
     assert decision.failure_counts == FailureCounts(parse_error=1, empty_or_refusal=1, truncated=1, forfeits=1)
     # an empty reply adds no empty assistant message, only the feedback
     assert ask.sent[2][-2:] == [{"role": "user", "content": ask.sent[2][-2]["content"]}, ask.sent[2][-1]]
@@ -135,14 +132,12 @@ def test_parse_failures_exhaust_retries_then_forfeit():
 def test_random_fallback_plays_a_legal_move_from_the_generator():
     moves = set()
     for seed in range(30):
-        decision = decide(MoveAsker(scripted("no idea", "nope"), max_retries=1, policy="random",
-                                    rng=np.random.default_rng(seed)))
+        decision = decide(MoveAsker(scripted("no idea", "nope"), max_retries=1, policy="random", rng=np.random.default_rng(seed)))
         assert decision.fallback_used and not decision.forfeited and decision.move in OBS.legal_moves
         assert decision.failure_counts == FailureCounts(parse_error=2, fallbacks=1)
         moves.add(decision.move)
     assert moves == set(OBS.legal_moves)
-    again = [decide(MoveAsker(scripted("x", "y"), max_retries=1, policy="random", rng=np.random.default_rng(7))).move
-             for _ in range(2)]
+    again = [decide(MoveAsker(scripted("x", "y"), max_retries=1, policy="random", rng=np.random.default_rng(7))).move for _ in range(2)]
     assert again[0] == again[1]
 
 
@@ -186,8 +181,11 @@ REPLY = st.one_of(
 )
 
 
-@given(replies=st.lists(st.tuples(REPLY, st.sampled_from(["stop", "length"])), min_size=3, max_size=3),
-       policy=st.sampled_from(["forfeit", "random"]), seed=st.integers(0, 2**32 - 1))
+@given(
+    replies=st.lists(st.tuples(REPLY, st.sampled_from(["stop", "length"])), min_size=3, max_size=3),
+    policy=st.sampled_from(["forfeit", "random"]),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_never_plays_an_illegal_move(replies, policy, seed):
     decision = decide(MoveAsker(scripted(*replies), policy=policy, rng=np.random.default_rng(seed)))
     if decision.move is None:
@@ -213,10 +211,12 @@ def test_failure_counts_add_and_serialise():
 
 # ---------------------------------------------------------------- whole games
 
+
 def test_game_with_verified_deciders_without_failures_matches_the_rules():
     rng_b, rng_w = np.random.default_rng(1), np.random.default_rng(2)
-    game, decisions = play_game_sync(ENV.rules, ENV.condition, from_policy(RandomPolicy(rng_b)),
-                                         from_policy(RandomPolicy(rng_w)), names=("a", "b"))
+    game, decisions = play_game_sync(
+        ENV.rules, ENV.condition, from_policy(RandomPolicy(rng_b)), from_policy(RandomPolicy(rng_w)), names=("a", "b")
+    )
     record = game.record
     state = ENV.rules.initial_state()
     for move in record.moves:
@@ -233,8 +233,7 @@ def test_forfeit_ends_the_game_as_a_loss_for_the_forfeiting_colour():
 
     white = MoveAsker(white_model, max_retries=2, policy="forfeit")
     black = from_policy(RandomPolicy(np.random.default_rng(0)))
-    game, decisions = play_game_sync(ENV.rules, ENV.condition, black, lambda obs: white.decide(obs, PROMPT),
-                                         names=("random", "llm"))
+    game, decisions = play_game_sync(ENV.rules, ENV.condition, black, lambda obs: white.decide(obs, PROMPT), names=("random", "llm"))
     assert game.forfeit_by == WHITE and game.forfeit.ply == 1 and game.forfeit.kind is FailureKind.EMPTY_OR_REFUSAL
     assert game.record.rewards == (1, -1)
     assert game.record.moves == (decisions[0].decision.move,) and game.record.plies == 1
@@ -249,16 +248,18 @@ def test_black_forfeit_at_the_first_ply():
         return "e9", "stop"
 
     black = MoveAsker(black_model, max_retries=1)
-    game, _ = play_game_sync(ENV.rules, ENV.condition, lambda obs: black.decide(obs, PROMPT),
-                                 from_policy(RandomPolicy(np.random.default_rng(0))))
+    game, _ = play_game_sync(
+        ENV.rules, ENV.condition, lambda obs: black.decide(obs, PROMPT), from_policy(RandomPolicy(np.random.default_rng(0)))
+    )
     assert game.forfeit_by == BLACK and game.record.rewards == (-1, 1) and game.record.moves == ()
     assert (game.record.black, game.record.white) == (2, 2)
 
 
 def test_a_decider_returning_an_illegal_move_is_stopped():
     with pytest.raises(IllegalProposalError):
-        play_game_sync(ENV.rules, ENV.condition, lambda obs: MoveDecision(0, False, []),
-                           from_policy(RandomPolicy(np.random.default_rng(0))))
+        play_game_sync(
+            ENV.rules, ENV.condition, lambda obs: MoveDecision(0, False, []), from_policy(RandomPolicy(np.random.default_rng(0)))
+        )
 
 
 def test_model_driven_self_play_with_random_fallback_never_plays_illegal_moves():
@@ -272,7 +273,7 @@ def test_model_driven_self_play_with_random_fallback_never_plays_illegal_moves()
             return "", "length"
         if choice == 2:
             raise ModelCallFailed("timeout")
-        return "{\"move\": \"" + messages[0]["content"] + "\"}", "stop"
+        return '{"move": "' + messages[0]["content"] + '"}', "stop"
 
     asker = MoveAsker(model, policy="random", rng=np.random.default_rng(4))
 

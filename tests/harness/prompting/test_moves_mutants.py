@@ -18,6 +18,7 @@ from tests.harness.prompting.moves_helpers import LAYOUT, OBS, PROMPT, decide, s
 
 # ---------------------------------------------------------------- ModelCallFailed
 
+
 def test_model_call_failed_text_is_the_kind_then_the_detail():
     bare = ModelCallFailed("timeout")
     assert (str(bare), bare.detail, bare.kind) == ("timeout", "", FailureKind.TIMEOUT)
@@ -27,22 +28,32 @@ def test_model_call_failed_text_is_the_kind_then_the_detail():
 
 # ---------------------------------------------------------------- parse failures and verification
 
-@pytest.mark.parametrize(("text", "finish_reason", "failure"), [
-    ("Let me compare b2 and", "length",
-     ParseFailure(FailureKind.TRUNCATED, "the reply was cut off (length limit) before a move was given")),
-    (" \n", None, ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply was empty")),
-    ("I can't help with that.", None, ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply declined to give a move")),
-    ("Let me think", None, ParseFailure(FailureKind.PARSE_ERROR, "no move found in the reply")),
-])
+
+@pytest.mark.parametrize(
+    ("text", "finish_reason", "failure"),
+    [
+        (
+            "Let me compare b2 and",
+            "length",
+            ParseFailure(FailureKind.TRUNCATED, "the reply was cut off (length limit) before a move was given"),
+        ),
+        (" \n", None, ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply was empty")),
+        ("I can't help with that.", None, ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply declined to give a move")),
+        ("Let me think", None, ParseFailure(FailureKind.PARSE_ERROR, "no move found in the reply")),
+    ],
+)
 def test_each_parse_failure_says_why_in_words(text, finish_reason, failure):
     assert parse_reply(text, LAYOUT, finish_reason) == failure
 
 
-@pytest.mark.parametrize(("text", "finish_reason", "kind"), [
-    ("MOVE: d3X", None, FailureKind.PARSE_ERROR),  # a coordinate glued to a letter is no move, at a line's end too
-    ("I play d3X", None, FailureKind.PARSE_ERROR),
-    ("d3X", "length", FailureKind.TRUNCATED),  # the whole-reply check strips markdown and dots, not letters
-])
+@pytest.mark.parametrize(
+    ("text", "finish_reason", "kind"),
+    [
+        ("MOVE: d3X", None, FailureKind.PARSE_ERROR),  # a coordinate glued to a letter is no move, at a line's end too
+        ("I play d3X", None, FailureKind.PARSE_ERROR),
+        ("d3X", "length", FailureKind.TRUNCATED),  # the whole-reply check strips markdown and dots, not letters
+    ],
+)
 def test_a_coordinate_followed_by_a_letter_is_not_read(text, finish_reason, kind):
     parsed = parse_reply(text, LAYOUT, finish_reason)
     assert isinstance(parsed, ParseFailure) and parsed.kind == kind
@@ -50,9 +61,15 @@ def test_a_coordinate_followed_by_a_letter_is_not_read(text, finish_reason, kind
 
 def test_verify_verdicts_and_reasons():
     assert verify(parse_reply("hmm", LAYOUT), OBS.legal_moves, LAYOUT) == (
-        "unparsed", FailureKind.PARSE_ERROR, "no move found in the reply")
+        "unparsed",
+        FailureKind.PARSE_ERROR,
+        "no move found in the reply",
+    )
     assert verify(parse_reply("z9", LAYOUT), OBS.legal_moves, LAYOUT) == (
-        "illegal", FailureKind.ILLEGAL_MOVE, "Your move z9 is not on the board. Legal moves: e3, f4, c5, d6.")
+        "illegal",
+        FailureKind.ILLEGAL_MOVE,
+        "Your move z9 is not on the board. Legal moves: e3, f4, c5, d6.",
+    )
 
 
 def test_an_empty_legal_list_reads_none():
@@ -60,6 +77,7 @@ def test_an_empty_legal_list_reads_none():
 
 
 # ---------------------------------------------------------------- JSON: spans and broken braces
+
 
 def test_an_escaped_json_move_is_placed_on_its_whole_object_not_on_earlier_prose():
     reply = 'I like d3. {"move": "\\u0064\\u0033"}'  # the value's text is not "d3", so the object is the place
@@ -81,10 +99,13 @@ def test_the_json_span_is_the_last_occurrence_inside_the_object():
     assert parsed.span == (reply.rindex("d3"), reply.rindex("d3") + 2)
 
 
-@pytest.mark.parametrize("reply", [
-    'a {b} {"move": "d3"} {"note": 1}\nMOVE: e6',  # a brace that does not parse; the next one does; a later object without a move
-    '{{"move": "d3"}\nMOVE: e6',  # the next brace is the very next character
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'a {b} {"move": "d3"} {"note": 1}\nMOVE: e6',  # a brace that does not parse; the next one does; a later object without a move
+        '{{"move": "d3"}\nMOVE: e6',  # the next brace is the very next character
+    ],
+)
 def test_json_after_a_brace_that_does_not_parse_is_still_found(reply):
     parsed = parse_reply(reply, LAYOUT)
     assert (parsed.notation, parsed.source) == ("d3", "json")
@@ -110,34 +131,46 @@ def test_a_token_seen_by_two_later_stages_is_one_other_candidate():
 
 # ---------------------------------------------------------------- re-ask messages
 
+
 def test_the_feedback_texts_whole():
     ask = scripted("hmm", "a1", "z9", "c5")
     decision = decide(MoveAsker(ask, max_retries=3))
     assert ask.sent[1][-1]["content"] == (
         "I could not read a move from your reply (no move found in the reply). Legal moves: e3, f4, c5, d6. "
-        "Reply with one legal move, e.g. MOVE: e3.")
-    assert ask.sent[2][-1]["content"] == (
-        "Your move a1 is not legal here. Legal moves: e3, f4, c5, d6. Reply with one legal move.")
-    assert ask.sent[3][-1]["content"] == (
-        "Your move z9 is not on the board. Legal moves: e3, f4, c5, d6. Reply with one legal move.")
+        "Reply with one legal move, e.g. MOVE: e3."
+    )
+    assert ask.sent[2][-1]["content"] == ("Your move a1 is not legal here. Legal moves: e3, f4, c5, d6. Reply with one legal move.")
+    assert ask.sent[3][-1]["content"] == ("Your move z9 is not on the board. Legal moves: e3, f4, c5, d6. Reply with one legal move.")
     assert [a.verdict for a in decision.attempts] == ["unparsed", "illegal", "illegal", "legal"]
 
 
 def test_default_feedback_for_an_unparsed_attempt_with_one_legal_move():
     obs = dataclasses.replace(OBS, legal_moves=OBS.legal_moves[:1])
-    attempt = Attempt((), "", "stop", ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply was empty"), "unparsed",
-                      FailureKind.EMPTY_OR_REFUSAL, "the reply was empty")
+    attempt = Attempt(
+        (),
+        "",
+        "stop",
+        ParseFailure(FailureKind.EMPTY_OR_REFUSAL, "the reply was empty"),
+        "unparsed",
+        FailureKind.EMPTY_OR_REFUSAL,
+        "the reply was empty",
+    )
     assert default_feedback(attempt, obs) == (
-        "I could not read a move from your reply (the reply was empty). Legal moves: e3. Reply with one legal move, e.g. MOVE: e3.")
+        "I could not read a move from your reply (the reply was empty). Legal moves: e3. Reply with one legal move, e.g. MOVE: e3."
+    )
 
 
 # ---------------------------------------------------------------- MoveAsker: configuration and records
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"max_retries": -1}, "max_retries=-1: give a whole number 0 or more"),
-    ({"max_retries": True}, "max_retries=True: give a whole number 0 or more"),
-    ({"free_call_failures": 1.5}, "free_call_failures=1.5: give a whole number 0 or more"),
-])
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_retries": -1}, "max_retries=-1: give a whole number 0 or more"),
+        ({"max_retries": True}, "max_retries=True: give a whole number 0 or more"),
+        ({"free_call_failures": 1.5}, "free_call_failures=1.5: give a whole number 0 or more"),
+    ],
+)
 def test_counts_must_be_whole_numbers(options, message):
     with pytest.raises(ValueError) as refused:
         MoveAsker(scripted(), **options)

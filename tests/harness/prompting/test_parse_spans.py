@@ -10,14 +10,17 @@ from harness.prompting.moves import parse_reply
 LAYOUT = make_env(0).rules.layout
 
 
-@pytest.mark.parametrize(("reply", "finish", "notation", "source"), [
-    ("d3", None, "d3", "bare"),
-    ("I play D3.\n", None, "d3", "bare"),
-    ("Thinking...\r\nMOVE: **C4**", None, "c4", "final_line"),
-    ('Some prose {"move": "F5"} more prose', None, "f5", "json"),
-    ("  **e6**  ", "length", "e6", "bare"),
-    ('{"move": "d3", "why": "d3 is good"}', None, "d3", "json"),
-])
+@pytest.mark.parametrize(
+    ("reply", "finish", "notation", "source"),
+    [
+        ("d3", None, "d3", "bare"),
+        ("I play D3.\n", None, "d3", "bare"),
+        ("Thinking...\r\nMOVE: **C4**", None, "c4", "final_line"),
+        ('Some prose {"move": "F5"} more prose', None, "f5", "json"),
+        ("  **e6**  ", "length", "e6", "bare"),
+        ('{"move": "d3", "why": "d3 is good"}', None, "d3", "json"),
+    ],
+)
 def test_the_span_names_the_move(reply, finish, notation, source):
     parsed = parse_reply(reply, LAYOUT, finish)
     assert (parsed.notation, parsed.source) == (notation, source)

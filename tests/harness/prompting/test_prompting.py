@@ -41,9 +41,7 @@ def renderer() -> PromptRenderer:
 def _memory(n: int = 30) -> EpisodeMemory:
     """Games whose rho (0.438-0.484) and bin labels (0.40-0.50) contain none of the forbidden K strings."""
     rows = [(28, 36), (30, 34), (31, 33)]
-    return EpisodeMemory(tuple(
-        GameSummary(i, i % 2, *rows[i % 3], 0, (1, 0, -1)[i % 3]) for i in range(1, n + 1)
-    ))
+    return EpisodeMemory(tuple(GameSummary(i, i % 2, *rows[i % 3], 0, (1, 0, -1)[i % 3]) for i in range(1, n + 1)))
 
 
 def _all_prompts(renderer: PromptRenderer, env_id: int, hint: str, show_legal: bool) -> list[str]:
@@ -167,10 +165,12 @@ def test_strict_undefined_catches_a_missing_variable(renderer: PromptRenderer) -
 
 
 def test_rho_bins_add_up() -> None:
-    memory = EpisodeMemory(tuple(
-        GameSummary(i, 0, own, 64 - own, 0, reward)
-        for i, (own, reward) in enumerate([(0, -1), (64, 1), (32, 0), (38, 1), (6, -1), (57, 0)], start=1)
-    ))
+    memory = EpisodeMemory(
+        tuple(
+            GameSummary(i, 0, own, 64 - own, 0, reward)
+            for i, (own, reward) in enumerate([(0, -1), (64, 1), (32, 0), (38, 1), (6, -1), (57, 0)], start=1)
+        )
+    )
     bins = memory.rho_bins(10)
     assert len(bins) == 10 and sum(b.games for b in bins) == 6
     assert (bins[0].losses, bins[9].wins, bins[5].draws, bins[8].draws, bins[5].wins) == (2, 1, 1, 1, 1)  # rho 1.0: last bin

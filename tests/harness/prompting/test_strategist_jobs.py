@@ -47,8 +47,7 @@ def test_a_worker_plays_the_game_this_process_plays() -> None:
     strategy = Strategy(target_ratio=0.3, weights={"mobility": 2.0})
     here = [self_play_moves(rules, s, config, 5, index) for s in (DEFAULT_STRATEGY, strategy) for index in (0, 1)]
     with WorkerPool(2) as pool:
-        there = pool.map(self_play_moves, [(rules, s, config, 5, index) for s in (DEFAULT_STRATEGY, strategy)
-                                           for index in (0, 1)])
+        there = pool.map(self_play_moves, [(rules, s, config, 5, index) for s in (DEFAULT_STRATEGY, strategy) for index in (0, 1)])
     assert there == here
     assert here[0] != here[2]  # each game's result comes back to its own task
 
@@ -72,6 +71,9 @@ def test_resume_may_give_another_jobs_without_a_cap_change() -> None:
 
 
 def test_jobs_below_one_is_one_clear_line(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["run", "--agent", "llm-strategist", "--model", "mock/reasoner", "--env", "12",
-                                      "--jobs", "0", "--out", str(tmp_path)], env=CLI_ENV)
+    result = CliRunner().invoke(
+        app,
+        ["run", "--agent", "llm-strategist", "--model", "mock/reasoner", "--env", "12", "--jobs", "0", "--out", str(tmp_path)],
+        env=CLI_ENV,
+    )
     assert result.exit_code == 2 and "--jobs" in result.output and "Traceback" not in result.output

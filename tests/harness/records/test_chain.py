@@ -80,7 +80,8 @@ def test_schema_1_lines_without_links_are_still_read(tmp_path):
     assert [g.legacy for g in TranscriptReader(tmp_path).games()] == [True, True]
     scan = scan_chain(tmp_path / GAMES_FILE)
     assert [f.describe() for f in scan.findings()] == [
-        "games.jsonl:1: 2 line(s) carry no prev_hash (first here): written before hash chains or edited, so they cannot be checked"]
+        "games.jsonl:1: 2 line(s) carry no prev_hash (first here): written before hash chains or edited, so they cannot be checked"
+    ]
 
 
 def test_resume_after_a_torn_line_continues_the_chain_from_the_last_intact_line(tmp_path):

@@ -50,8 +50,14 @@ def test_a_scan_keeps_line_numbers_across_blank_lines_and_measures_a_torn_tail(t
     assert scan.seal() == ChainSeal(lines=2, last_hash=line_hash(b), phases=None)
     assert scan.seal({"adapt": 2}).phases == {"adapt": 2}
     assert scan.breaks() == []
-    assert scan.findings() == [Finding("games.jsonl", 5, "the last line is incomplete (4 bytes and no newline): the file "
-                                       "was cut mid-line, or the run was killed while writing it (resume it to repair)")]
+    assert scan.findings() == [
+        Finding(
+            "games.jsonl",
+            5,
+            "the last line is incomplete (4 bytes and no newline): the file "
+            "was cut mid-line, or the run was killed while writing it (resume it to repair)",
+        )
+    ]
 
 
 def test_a_missing_file_scans_as_empty_and_an_empty_one_as_present(tmp_path):
@@ -75,15 +81,17 @@ def test_a_broken_first_link_and_a_broken_later_link_name_their_lines(tmp_path):
     wrong_start = chain_line("0" * 64, b'{"a":1}')
     scan = scan_chain(write(tmp_path / "calls.jsonl", [wrong_start, b"", b, c]))
     assert scan.breaks() == [
-        Finding("calls.jsonl", 1, "prev_hash is not the chain's start value: this is not the first line written "
-                                  "(lines were deleted from the start of the file)"),
-        Finding("calls.jsonl", 3, "prev_hash is not the hash of line 1: line 1 was edited, "
-                                  "or lines were deleted or inserted between them"),
+        Finding(
+            "calls.jsonl",
+            1,
+            "prev_hash is not the chain's start value: this is not the first line written (lines were deleted from the start of the file)",
+        ),
+        Finding("calls.jsonl", 3, "prev_hash is not the hash of line 1: line 1 was edited, or lines were deleted or inserted between them"),
     ]
-    assert scan_chain(write(tmp_path / "calls.jsonl", [a, c])).breaks() == [
-        Finding("calls.jsonl", 2, broken_link_message(1))]
-    assert broken_link_message(7) == ("prev_hash is not the hash of line 7: line 7 was edited, "
-                                      "or lines were deleted or inserted between them")
+    assert scan_chain(write(tmp_path / "calls.jsonl", [a, c])).breaks() == [Finding("calls.jsonl", 2, broken_link_message(1))]
+    assert broken_link_message(7) == (
+        "prev_hash is not the hash of line 7: line 7 was edited, or lines were deleted or inserted between them"
+    )
 
 
 def test_lines_without_a_link_are_counted_at_the_first_and_not_called_broken(tmp_path):
@@ -92,10 +100,15 @@ def test_lines_without_a_link_are_counted_at_the_first_and_not_called_broken(tmp
     assert scan.breaks() == [Finding("games.jsonl", 4, broken_link_message(3))]
     assert scan.findings() == [
         Finding("games.jsonl", 4, broken_link_message(3)),
-        Finding("games.jsonl", 2, "2 line(s) carry no prev_hash (first here): written before hash chains or edited, "
-                                  "so they cannot be checked"),
-        Finding("games.jsonl", 5, "the last line is incomplete (2 bytes and no newline): the file was cut mid-line, "
-                                  "or the run was killed while writing it (resume it to repair)"),
+        Finding(
+            "games.jsonl", 2, "2 line(s) carry no prev_hash (first here): written before hash chains or edited, so they cannot be checked"
+        ),
+        Finding(
+            "games.jsonl",
+            5,
+            "the last line is incomplete (2 bytes and no newline): the file was cut mid-line, "
+            "or the run was killed while writing it (resume it to repair)",
+        ),
     ]
 
 
@@ -116,21 +129,30 @@ def test_the_seal_and_the_file_agree(tmp_path):
 def test_no_seal_of_a_file_that_is_there_and_no_file_for_a_seal(tmp_path):
     rows = chained(b'{"a":1}')
     assert seal_findings(scan_chain(write(tmp_path / "cache.jsonl", rows)), None) == [
-        Finding("cache.jsonl", None, "the manifest holds no seal of this file (written before hash chains, or the run "
-                                     "never closed it): its lines cannot be checked against the manifest")]
+        Finding(
+            "cache.jsonl",
+            None,
+            "the manifest holds no seal of this file (written before hash chains, or the run "
+            "never closed it): its lines cannot be checked against the manifest",
+        )
+    ]
     assert seal_findings(scan_chain(tmp_path / "calls.jsonl"), seal_of(rows)) == [
-        Finding("calls.jsonl", None, "the file is missing; the manifest seals 1 line(s) of it")]
+        Finding("calls.jsonl", None, "the file is missing; the manifest seals 1 line(s) of it")
+    ]
 
 
 def test_lines_missing_from_a_sealed_file_are_named_after_its_last_line(tmp_path):
     rows = chained(b'{"a":1}', b'{"b":2}', b'{"c":3}')
     scan = scan_chain(write(tmp_path / "games.jsonl", [rows[0], b""]))
     assert seal_findings(scan, seal_of(rows)) == [
-        Finding("games.jsonl", 2, "the manifest seals 3 line(s), the file holds 1: 2 line(s) are missing "
-                                  "(the file was cut or lines deleted)")]
+        Finding(
+            "games.jsonl", 2, "the manifest seals 3 line(s), the file holds 1: 2 line(s) are missing (the file was cut or lines deleted)"
+        )
+    ]
     emptied = scan_chain(write(tmp_path / "games.jsonl", []))
     assert [(f.line, f.message[:46]) for f in seal_findings(emptied, seal_of(rows))] == [
-        (1, "the manifest seals 3 line(s), the file holds 0")]
+        (1, "the manifest seals 3 line(s), the file holds 0")
+    ]
 
 
 @pytest.mark.parametrize("sealed", [1, 2])
@@ -139,17 +161,26 @@ def test_lines_written_after_the_seal_are_named_at_the_first_of_them(tmp_path, s
     scan = scan_chain(write(tmp_path / "games.jsonl", [rows[0], b"", *rows[1:]]))
     first_extra = 3 if sealed == 1 else 4
     assert seal_findings(scan, seal_of(rows, sealed)) == [
-        Finding("games.jsonl", first_extra, f"the manifest seals {sealed} line(s), the file holds 3: this line and the "
-                "ones after it were written after the seal (a run killed before it closed: resume it), or appended")]
+        Finding(
+            "games.jsonl",
+            first_extra,
+            f"the manifest seals {sealed} line(s), the file holds 3: this line and the "
+            "ones after it were written after the seal (a run killed before it closed: resume it), or appended",
+        )
+    ]
 
 
 def test_lines_added_after_an_edited_sealed_line_name_both(tmp_path):
     rows = chained(b'{"a":1}', b'{"b":2}', b'{"c":3}')
     forged = ChainSeal(lines=2, last_hash="f" * 64)
     (finding,) = seal_findings(scan_chain(write(tmp_path / "games.jsonl", [rows[0], b"", *rows[1:]])), forged)
-    assert finding == Finding("games.jsonl", 4, "the manifest seals 2 line(s), the file holds 3: this line and the "
-                              "ones after it were written after the seal (a run killed before it closed: resume it), "
-                              "or appended; and line 3 is not the one sealed")
+    assert finding == Finding(
+        "games.jsonl",
+        4,
+        "the manifest seals 2 line(s), the file holds 3: this line and the "
+        "ones after it were written after the seal (a run killed before it closed: resume it), "
+        "or appended; and line 3 is not the one sealed",
+    )
     nothing_sealed = ChainSeal(lines=0, last_hash="f" * 64)
     (finding,) = seal_findings(scan_chain(write(tmp_path / "calls.jsonl", rows)), nothing_sealed)
     assert finding.line == 1 and finding.message.endswith("or appended; and line 0 is not the one sealed")
@@ -160,12 +191,22 @@ def test_an_edited_last_line_is_named_with_both_hashes(tmp_path):
     scan = scan_chain(write(tmp_path / "games.jsonl", [rows[0], b"", rows[1]]))
     forged = ChainSeal(lines=2, last_hash="f" * 64)
     assert seal_findings(scan, forged) == [
-        Finding("games.jsonl", 3, f"the last line hashes to {line_hash(rows[1])[:12]}..., the manifest's seal says "
-                                  "ffffffffffff...: the line was edited after the run was sealed")]
+        Finding(
+            "games.jsonl",
+            3,
+            f"the last line hashes to {line_hash(rows[1])[:12]}..., the manifest's seal says "
+            "ffffffffffff...: the line was edited after the run was sealed",
+        )
+    ]
     empty = scan_chain(write(tmp_path / "empty.jsonl", []))
     assert seal_findings(empty, forged.model_copy(update={"lines": 0})) == [
-        Finding("empty.jsonl", None, f"the last line hashes to {GENESIS_HASH[:12]}..., the manifest's seal says "
-                                     "ffffffffffff...: the line was edited after the run was sealed")]
+        Finding(
+            "empty.jsonl",
+            None,
+            f"the last line hashes to {GENESIS_HASH[:12]}..., the manifest's seal says "
+            "ffffffffffff...: the line was edited after the run was sealed",
+        )
+    ]
 
 
 def test_a_seal_refuses_negative_counts_and_hashes_that_are_not_sha256_hex():

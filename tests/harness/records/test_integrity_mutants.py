@@ -85,10 +85,7 @@ def test_broken_links_in_every_file_are_findings_not_refusals(tmp_path):
     edit_line(tmp_path / GAMES_FILE, 0, lambda r: r.update(black_discs=11))
     edit_line(tmp_path / CALLS_FILE, 0, lambda r: r.update(reply="MOVE: c4"))
     check = check_records(tmp_path, budget=2, eval_games=1)
-    assert found(check) == [
-        f"games.jsonl:2: {broken_link_message(1)}",
-        f"calls.jsonl:2: {broken_link_message(1)}",
-    ]
+    assert found(check) == [f"games.jsonl:2: {broken_link_message(1)}", f"calls.jsonl:2: {broken_link_message(1)}"]
     assert [g.black_discs for g in check.games.records] == [11, 10, 10]
     assert check.calls.records[0].reply == "MOVE: c4"
 
@@ -154,8 +151,10 @@ def test_without_a_seal_the_lines_on_file_are_counted(tmp_path):
 
 def test_duplicated_extra_and_missing_games_are_named_on_their_lines(tmp_path):
     write(tmp_path, adapt=1, evaluation=1, calls_per_game=0)
-    rewrite(tmp_path / GAMES_FILE, lambda rows: [rows[0], adapt_game(rows[0], 3), adapt_game(rows[0], 2),
-                                                 adapt_game(rows[0], 2), adapt_game(rows[0], 5), rows[1]])
+    rewrite(
+        tmp_path / GAMES_FILE,
+        lambda rows: [rows[0], adapt_game(rows[0], 3), adapt_game(rows[0], 2), adapt_game(rows[0], 2), adapt_game(rows[0], 5), rows[1]],
+    )
     forge(tmp_path)
     games_seal(tmp_path, phases={"adapt": 5, "eval": 1})
     assert found(check_records(tmp_path, budget=5, eval_games=1)) == [
@@ -169,8 +168,9 @@ def test_duplicated_extra_and_missing_games_are_named_on_their_lines(tmp_path):
 def test_five_missing_games_are_listed_and_the_rest_counted(tmp_path):
     write(tmp_path, adapt=1, evaluation=0, calls_per_game=0)
     games_seal(tmp_path, phases={"adapt": 6, "eval": 0})
-    listed = [f"games.jsonl:2: adapt game {index} is missing (the file ends before it): lines were deleted or cut off"
-              for index in range(1, 6)]
+    listed = [
+        f"games.jsonl:2: adapt game {index} is missing (the file ends before it): lines were deleted or cut off" for index in range(1, 6)
+    ]
     assert found(check_records(tmp_path, budget=6, eval_games=0)) == listed
     games_seal(tmp_path, phases={"adapt": 8, "eval": 0})
     assert found(check_records(tmp_path, budget=8, eval_games=0)) == [*listed, "games.jsonl: 2 more adapt game(s) are missing"]
@@ -180,15 +180,15 @@ def test_an_empty_games_file_misses_its_first_game_on_line_one(tmp_path):
     write(tmp_path, adapt=0, evaluation=0)
     games_seal(tmp_path, phases={"adapt": 1, "eval": 0})
     assert found(check_records(tmp_path, budget=1, eval_games=0)) == [
-        "games.jsonl:1: adapt game 0 is missing (the file ends before it): lines were deleted or cut off"]
+        "games.jsonl:1: adapt game 0 is missing (the file ends before it): lines were deleted or cut off"
+    ]
 
 
 def test_a_repeated_call_is_named_with_its_first_line(tmp_path):
     write(tmp_path, calls_per_game=2)
     rewrite(tmp_path / CALLS_FILE, lambda rows: rows[:2] + rows[1:])
     forge(tmp_path)
-    assert found(check_records(tmp_path, budget=2, eval_games=1)) == [
-        "calls.jsonl:3: call 1 appears again (first on line 2)"]
+    assert found(check_records(tmp_path, budget=2, eval_games=1)) == ["calls.jsonl:3: call 1 appears again (first on line 2)"]
 
 
 def outside_calls(run_dir, indices):
@@ -201,15 +201,18 @@ def outside_calls(run_dir, indices):
 
 
 def test_five_missing_calls_are_listed_and_the_rest_counted(tmp_path):
-    listed = [f"calls.jsonl:2: call {index} is missing (it should come before call 6, on this line): a line was deleted"
-              for index in range(1, 6)]
+    listed = [
+        f"calls.jsonl:2: call {index} is missing (it should come before call 6, on this line): a line was deleted" for index in range(1, 6)
+    ]
     assert found(outside_calls(tmp_path / "five", [0, 6])) == listed
     eight = found(outside_calls(tmp_path / "eight", [0, 3, 9]))
     assert eight == [
         "calls.jsonl:2: call 1 is missing (it should come before call 3, on this line): a line was deleted",
         "calls.jsonl:2: call 2 is missing (it should come before call 3, on this line): a line was deleted",
-        *[f"calls.jsonl:3: call {index} is missing (it should come before call 9, on this line): a line was deleted"
-          for index in range(4, 7)],
+        *[
+            f"calls.jsonl:3: call {index} is missing (it should come before call 9, on this line): a line was deleted"
+            for index in range(4, 7)
+        ],
         "calls.jsonl: 2 more call(s) are missing",
     ]
     assert outside_calls(tmp_path / "none", []).ok
@@ -220,7 +223,8 @@ def test_a_chained_game_must_list_its_calls_and_a_legacy_one_need_not(tmp_path):
     edit_line(tmp_path / GAMES_FILE, 1, lambda r: r.update(call_indices=None))
     forge(tmp_path)
     assert found(check_records(tmp_path, budget=2, eval_games=1)) == [
-        "games.jsonl:2: adapt game 1 does not list its calls (call_indices), which every chained game line does"]
+        "games.jsonl:2: adapt game 1 does not list its calls (call_indices), which every chained game line does"
+    ]
     edit_line(tmp_path / GAMES_FILE, 1, lambda r: r.update(schema_version=1))
     forge(tmp_path)
     assert check_records(tmp_path, budget=2, eval_games=1).ok
@@ -255,8 +259,7 @@ def test_calls_of_a_game_missing_before_later_games_are_named(tmp_path):
     games_seal(tmp_path, phases={"adapt": 2, "eval": 1})
     assert found(check_records(tmp_path, budget=2, eval_games=1)) == [
         "games.jsonl:1: adapt game 0 is missing (it should come before adapt game 1, on this line): a line was deleted",
-        "calls.jsonl:1: call 0 and 2 more (to line 3) are of adapt game 0, which games.jsonl does not hold (and later "
-        "games do)",
+        "calls.jsonl:1: call 0 and 2 more (to line 3) are of adapt game 0, which games.jsonl does not hold (and later games do)",
     ]
 
 
@@ -264,8 +267,10 @@ def test_the_calls_of_the_game_a_run_stopped_in_are_a_note(tmp_path):
     write(tmp_path, calls_per_game=1, stopped_in=3)
     check = check_records(tmp_path, budget=3, eval_games=1)
     assert check.ok
-    assert check.notes == (f"{INCOMPLETE}2 of 3 adaptation games and 1 of 1 evaluation games sealed",
-                           "calls 3-5 belong to a game the run stopped in (not on record)")
+    assert check.notes == (
+        f"{INCOMPLETE}2 of 3 adaptation games and 1 of 1 evaluation games sealed",
+        "calls 3-5 belong to a game the run stopped in (not on record)",
+    )
 
 
 def test_a_call_outside_any_game_is_no_games_and_a_call_of_no_phase_neither(tmp_path):

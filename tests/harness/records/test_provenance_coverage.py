@@ -24,7 +24,9 @@ from harness.records.provenance import git_commit, harness_version, versions
 def _git(root: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-C", str(root), *args],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout.strip()
 

@@ -25,27 +25,53 @@ FAKE_KEY = "sk-" + "A1b2C3d4E5f6G7h8I9j0"
 
 def game(index, phase="adapt", **changes):
     fields = dict(
-        game_index=index, phase=phase, layout="Standard 8x8", black="llm-policy", white="llm-policy",
-        opponent="self", agent_colour="both", moves=(19, 18, -1), black_discs=10, white_discs=5,
-        rewards=(1, -1), failures=FailureCounts(parse_error=1), seed=1000 + index,
+        game_index=index,
+        phase=phase,
+        layout="Standard 8x8",
+        black="llm-policy",
+        white="llm-policy",
+        opponent="self",
+        agent_colour="both",
+        moves=(19, 18, -1),
+        black_discs=10,
+        white_discs=5,
+        rewards=(1, -1),
+        failures=FailureCounts(parse_error=1),
+        seed=1000 + index,
     )
     return GameEntry(**(fields | changes))
 
 
 def call(index, game_index, ply=0, **changes):
     fields = dict(
-        call_index=index, game_index=game_index, phase="adapt", ply=ply,
-        messages=[{"role": "user", "content": "Your move."}], reply="MOVE: d3", finish_reason="stop",
-        parsed_move="d3", verdict="legal", tokens_in=120, tokens_out=4, cost_usd=0.0001, latency_s=0.2,
-        cache_key="abc", template_hash="h1",
+        call_index=index,
+        game_index=game_index,
+        phase="adapt",
+        ply=ply,
+        messages=[{"role": "user", "content": "Your move."}],
+        reply="MOVE: d3",
+        finish_reason="stop",
+        parsed_move="d3",
+        verdict="legal",
+        tokens_in=120,
+        tokens_out=4,
+        cost_usd=0.0001,
+        latency_s=0.2,
+        cache_key="abc",
+        template_hash="h1",
     )
     return CallEntry(**(fields | changes))
 
 
 def manifest(**config):
-    return RunManifest(run_id="run-1", config={"model": "mock/echo", "max_tokens": 64, **config},
-                       versions={"python": "3.11"}, git={"commit": "abc", "dirty": False},
-                       template_hashes={"policy": "h1"}, seeds={"run": 7})
+    return RunManifest(
+        run_id="run-1",
+        config={"model": "mock/echo", "max_tokens": 64, **config},
+        versions={"python": "3.11"},
+        git={"commit": "abc", "dirty": False},
+        template_hashes={"policy": "h1"},
+        seeds={"run": 7},
+    )
 
 
 def write_run(run_dir, games=3, calls_per_game=2):
@@ -64,7 +90,8 @@ def test_round_trip(tmp_path):
     reader = TranscriptReader(tmp_path)
     stored = reader.manifest()
     assert stored.model_dump(exclude={"created_at", "chains", "sealed_at"}) == manifest().model_dump(
-        exclude={"created_at", "chains", "sealed_at"})
+        exclude={"created_at", "chains", "sealed_at"}
+    )
     assert stored.chains[GAMES_FILE].lines == 3 and stored.chains[CALLS_FILE].lines == 6
     assert stored.chains[GAMES_FILE].phases == {"adapt": 3, "eval": 0}
     # the writer lists each game's calls
@@ -100,17 +127,20 @@ def test_unknown_schema_version_is_refused():
         GameEntry.model_validate(game(0).model_dump() | {"schema_version": 9})
 
 
-@pytest.mark.parametrize("config", [
-    {"api_key": "x"},
-    {"OPENAI_API_KEY": "x"},
-    {"provider": {"auth_token": "x"}},
-    {"token": "x"},
-    {"hf_token": "x"},
-    {"client_secret": "x"},
-    {"db": [{"password": "x"}]},
-    {"note": f"use {FAKE_KEY} for now"},
-    {"headers": [FAKE_KEY]},
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"api_key": "x"},
+        {"OPENAI_API_KEY": "x"},
+        {"provider": {"auth_token": "x"}},
+        {"token": "x"},
+        {"hf_token": "x"},
+        {"client_secret": "x"},
+        {"db": [{"password": "x"}]},
+        {"note": f"use {FAKE_KEY} for now"},
+        {"headers": [FAKE_KEY]},
+    ],
+)
 def test_manifest_refuses_secrets_without_echoing_them(config):
     with pytest.raises(ValidationError) as error:
         manifest(**config)
@@ -121,8 +151,9 @@ def test_manifest_refuses_secrets_without_echoing_them(config):
 
 def test_manifest_allows_token_counts_and_harmless_values():
     # "sk-" inside a word is harmless; the string is split so that secret scanners stay quiet.
-    ok = manifest(max_tokens=10, tokens_in=1, token_budget=5, max_completion_tokens=3,
-                  task="mas" + "k-generation-with-long-name", model="sk-short")
+    ok = manifest(
+        max_tokens=10, tokens_in=1, token_budget=5, max_completion_tokens=3, task="mas" + "k-generation-with-long-name", model="sk-short"
+    )
     assert ok.config["max_tokens"] == 10
     assert secret_paths({"a": {"b": [1, {"api_key": 2}]}}) == ["a.b[1].api_key"]
 

@@ -30,21 +30,52 @@ from harness.records.transcript import (
 
 
 def game(index, phase="adapt"):
-    return GameEntry(game_index=index, phase=phase, layout="Standard 8x8", black="llm-policy", white="llm-policy",
-                     opponent="self", agent_colour="both", moves=(19, 18, -1), black_discs=10, white_discs=5,
-                     rewards=(1, -1), failures=FailureCounts(), seed=1000 + index)
+    return GameEntry(
+        game_index=index,
+        phase=phase,
+        layout="Standard 8x8",
+        black="llm-policy",
+        white="llm-policy",
+        opponent="self",
+        agent_colour="both",
+        moves=(19, 18, -1),
+        black_discs=10,
+        white_discs=5,
+        rewards=(1, -1),
+        failures=FailureCounts(),
+        seed=1000 + index,
+    )
 
 
 def call(index, game_index, phase="adapt"):
-    return CallEntry(call_index=index, game_index=game_index, phase=phase, ply=0,
-                     messages=[{"role": "user", "content": "Your move."}], reply="MOVE: d3", finish_reason="stop",
-                     parsed_move="d3", verdict="legal", tokens_in=1, tokens_out=1, cost_usd=0.0, latency_s=0.1,
-                     cache_key="k", template_hash="h")
+    return CallEntry(
+        call_index=index,
+        game_index=game_index,
+        phase=phase,
+        ply=0,
+        messages=[{"role": "user", "content": "Your move."}],
+        reply="MOVE: d3",
+        finish_reason="stop",
+        parsed_move="d3",
+        verdict="legal",
+        tokens_in=1,
+        tokens_out=1,
+        cost_usd=0.0,
+        latency_s=0.1,
+        cache_key="k",
+        template_hash="h",
+    )
 
 
 def manifest_data():
-    return {"run_id": "run-1", "config": {"model": "mock/echo"}, "versions": {"python": "3.11"},
-            "git": {"commit": "abc", "dirty": False}, "template_hashes": {}, "seeds": {"run": 7}}
+    return {
+        "run_id": "run-1",
+        "config": {"model": "mock/echo"},
+        "versions": {"python": "3.11"},
+        "git": {"commit": "abc", "dirty": False},
+        "template_hashes": {},
+        "seeds": {"run": 7},
+    }
 
 
 def write_run(run_dir, games=2, orphan_calls=0, with_manifest=True):
@@ -59,6 +90,7 @@ def write_run(run_dir, games=2, orphan_calls=0, with_manifest=True):
 
 
 # ---------------------------------------------------------------- open_log_for_append
+
 
 def test_an_auxiliary_log_loses_only_its_torn_last_line_and_appends_in_utf8(tmp_path):
     path = tmp_path / "beliefs.jsonl"
@@ -85,6 +117,7 @@ def test_a_complete_or_missing_auxiliary_log_is_left_as_it_is(tmp_path):
 
 # ---------------------------------------------------------------- the reader's refusals
 
+
 def test_the_reader_names_a_missing_directory_and_a_missing_manifest(tmp_path):
     with pytest.raises(TranscriptError) as no_dir:
         TranscriptReader(tmp_path / "nope")
@@ -93,13 +126,14 @@ def test_the_reader_names_a_missing_directory_and_a_missing_manifest(tmp_path):
         TranscriptReader(tmp_path).manifest()
     assert no_manifest.value.path == tmp_path / MANIFEST_FILE
     assert str(no_manifest.value) == (
-        f"{tmp_path / MANIFEST_FILE}: the run has no manifest (it holds the run's config and the seal of its files)")
+        f"{tmp_path / MANIFEST_FILE}: the run has no manifest (it holds the run's config and the seal of its files)"
+    )
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"run_id": 5}', "invalid manifest: run_id: Input should be a valid string"),
-    ("[1]", "invalid manifest: Input should be an object"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [('{"run_id": 5}', "invalid manifest: run_id: Input should be a valid string"), ("[1]", "invalid manifest: Input should be an object")],
+)
 def test_an_invalid_manifest_names_its_first_problem(tmp_path, text, message):
     data = {**manifest_data(), "run_id": 5} if text.startswith('{"run_id"') else None
     (tmp_path / MANIFEST_FILE).write_text(json.dumps(data) if data else text)
@@ -117,7 +151,8 @@ def test_a_corrupted_line_lists_every_problem_with_its_field(tmp_path):
     assert str(corrupted.value) == (
         f"{tmp_path / GAMES_FILE}:2: corrupted GameEntry line: "
         "failures.parse_error: Input should be a valid integer, unable to parse string as an integer; "
-        "seed: Input should be a valid integer, unable to parse string as an integer")
+        "seed: Input should be a valid integer, unable to parse string as an integer"
+    )
 
 
 def test_a_line_without_its_link_and_a_broken_link_are_refused_by_default(tmp_path):
@@ -125,8 +160,10 @@ def test_a_line_without_its_link_and_a_broken_link_are_refused_by_default(tmp_pa
     edit_line(tmp_path / GAMES_FILE, 1, lambda row: row.pop("prev_hash"))
     with pytest.raises(TranscriptError) as unlinked:
         read_log(tmp_path / GAMES_FILE, GameEntry)
-    assert str(unlinked.value) == (f"{tmp_path / GAMES_FILE}:2: the line carries no prev_hash, which every schema 2 line "
-                                   "has: it was edited (run 'arena replay' for every finding)")
+    assert str(unlinked.value) == (
+        f"{tmp_path / GAMES_FILE}:2: the line carries no prev_hash, which every schema 2 line "
+        "has: it was edited (run 'arena replay' for every finding)"
+    )
     rechain(tmp_path / GAMES_FILE)
     edit_line(tmp_path / GAMES_FILE, 0, lambda row: row.update(seed=1))
     with pytest.raises(TranscriptError) as broken:
@@ -143,8 +180,11 @@ def test_repeated_indices_are_named_by_the_reader_and_by_resume(tmp_path):
     rechain(tmp_path / CALLS_FILE)
     game_text = f"{tmp_path / GAMES_FILE}:2: game (phase, index) ('adapt', 0) appears again (first on line 1)"
     call_text = f"{tmp_path / CALLS_FILE}:2: call index 0 appears again (first on line 1)"
-    for read, text in ((TranscriptReader(tmp_path).games_log, game_text), (TranscriptReader(tmp_path).calls_log, call_text),
-                       (lambda: resume_point(tmp_path), game_text)):
+    for read, text in (
+        (TranscriptReader(tmp_path).games_log, game_text),
+        (TranscriptReader(tmp_path).calls_log, call_text),
+        (lambda: resume_point(tmp_path), game_text),
+    ):
         with pytest.raises(TranscriptError) as repeated:
             read()
         assert str(repeated.value) == text + ": a record was double-written"
@@ -164,11 +204,11 @@ def test_one_torn_byte_is_a_torn_file_and_is_warned_about(tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         reader.games_log()
-    assert [str(w.message) for w in caught] == [
-        f"{tmp_path / GAMES_FILE}: the last line is incomplete (interrupted write); it is ignored"]
+    assert [str(w.message) for w in caught] == [f"{tmp_path / GAMES_FILE}: the last line is incomplete (interrupted write); it is ignored"]
 
 
 # ---------------------------------------------------------------- the writer
+
 
 def test_a_new_writer_makes_nested_directories_and_starts_at_zero(tmp_path):
     with TranscriptWriter(tmp_path / "a" / "b") as writer:
@@ -224,8 +264,7 @@ def test_resume_says_what_it_drops_and_how_many_bytes(tmp_path):
     assert dropped_calls > 3  # the orphan call's line and the torn fragment
     assert [str(w.message) for w in caught] == [
         f"{tmp_path / GAMES_FILE}: resuming: dropping an incomplete last game line (3 bytes)",
-        f"{tmp_path / CALLS_FILE}: resuming: dropping 1 call(s) of an unfinished game and an incomplete last line"
-        f" ({dropped_calls} bytes)",
+        f"{tmp_path / CALLS_FILE}: resuming: dropping 1 call(s) of an unfinished game and an incomplete last line ({dropped_calls} bytes)",
     ]
     assert (tmp_path / GAMES_FILE).stat().st_size == games_size
 
@@ -243,8 +282,10 @@ def test_a_seal_of_one_line_is_checked_too(tmp_path):
     rechain(tmp_path / GAMES_FILE)
     with pytest.raises(TranscriptError) as changed:
         TranscriptWriter(tmp_path, resume=True)
-    assert str(changed.value) == (f"{tmp_path / GAMES_FILE}:1: this is not the line the manifest sealed: the file was "
-                                  "changed after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)")
+    assert str(changed.value) == (
+        f"{tmp_path / GAMES_FILE}:1: this is not the line the manifest sealed: the file was "
+        "changed after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)"
+    )
 
 
 def test_lost_sealed_lines_are_refused_in_words(tmp_path):
@@ -252,8 +293,10 @@ def test_lost_sealed_lines_are_refused_in_words(tmp_path):
     (tmp_path / GAMES_FILE).write_bytes((tmp_path / GAMES_FILE).read_bytes().split(b"\n")[0] + b"\n")
     with pytest.raises(TranscriptError) as lost:
         TranscriptWriter(tmp_path, resume=True)
-    assert str(lost.value) == (f"{tmp_path / GAMES_FILE}: the manifest seals 2 line(s), the file holds 1: lines were lost "
-                               "after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)")
+    assert str(lost.value) == (
+        f"{tmp_path / GAMES_FILE}: the manifest seals 2 line(s), the file holds 1: lines were lost "
+        "after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)"
+    )
 
 
 def test_a_whole_record_problem_is_named_line_and_parse_log_verifies_by_default(tmp_path):
@@ -262,8 +305,10 @@ def test_a_whole_record_problem_is_named_line_and_parse_log_verifies_by_default(
     rechain(tmp_path / GAMES_FILE)
     with pytest.raises(TranscriptError) as corrupted:
         read_log(tmp_path / GAMES_FILE, GameEntry)
-    assert str(corrupted.value) == (f"{tmp_path / GAMES_FILE}:2: corrupted GameEntry line: line: Value error, a game "
-                                    "forfeited by black must have rewards (-1, 1), not (1, -1)")
+    assert str(corrupted.value) == (
+        f"{tmp_path / GAMES_FILE}:2: corrupted GameEntry line: line: Value error, a game "
+        "forfeited by black must have rewards (-1, 1), not (1, -1)"
+    )
     edit_line(tmp_path / CALLS_FILE, 0, lambda row: row.update(ply=3))  # the link to line 2 breaks
     with pytest.raises(TranscriptError, match="the hash chain breaks here"):
         parse_log(scan_chain(tmp_path / CALLS_FILE), CallEntry)

@@ -26,10 +26,8 @@ def _env() -> dict[str, str]:
 @pytest.fixture
 def holder(tmp_path):
     """A run directory and a process holding its lock (killed at the end, whatever happens)."""
-    run_dir = run_llm(LlmRunConfig(model="mock/first-legal", env=3, budget=2, eval_games=0, checkpoints=()),
-                      out=tmp_path, run_id="r")
-    process = subprocess.Popen([sys.executable, str(HOLDER), str(run_dir)], stdout=subprocess.PIPE, text=True,
-                               env=_env(), cwd=ROOT)
+    run_dir = run_llm(LlmRunConfig(model="mock/first-legal", env=3, budget=2, eval_games=0, checkpoints=()), out=tmp_path, run_id="r")
+    process = subprocess.Popen([sys.executable, str(HOLDER), str(run_dir)], stdout=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "locked"
         yield run_dir, process
@@ -40,15 +38,15 @@ def holder(tmp_path):
 
 def test_a_second_writer_fails_at_once_naming_the_holder_and_takes_over_once_it_is_killed(holder):
     run_dir, process = holder
-    second = subprocess.run([*ARENA, "run", "--resume", str(run_dir)], capture_output=True, text=True, env=_env(),
-                            cwd=ROOT, timeout=120)  # a writer that waited for the lock would hit this timeout
+    second = subprocess.run(
+        [*ARENA, "run", "--resume", str(run_dir)], capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=120
+    )  # a writer that waited for the lock would hit this timeout
     assert second.returncode == 2, second.stderr
     assert f"is being written by another process (pid {process.pid} on " in second.stderr
     assert "Traceback" not in second.stderr
     process.send_signal(signal.SIGKILL)  # the holder dies without unlocking: its lock goes with it
     process.wait(timeout=30)
-    third = subprocess.run([*ARENA, "run", "--resume", str(run_dir)], capture_output=True, text=True, env=_env(),
-                           cwd=ROOT, timeout=300)
+    third = subprocess.run([*ARENA, "run", "--resume", str(run_dir)], capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=300)
     assert third.returncode == 0, third.stderr
     assert (run_dir / "report.md").exists()
 

@@ -20,12 +20,15 @@ from cheat_tools import report  # noqa: E402
 class LaunchProbe(Agent):
     def adapt(self, arena, on_progress=None) -> None:
         gc.unfreeze()  # objects the process was forked with count too
-        report("launch-probe", {
-            "variable": os.environ.get("ARENA_LAUNCH_PROBE"),
-            "conditions": [repr(o) for o in gc.get_objects() if isinstance(o, (Condition, Environment))],
-            "cwd": os.getcwd(),
-            "parent": os.getppid(),
-        })
+        report(
+            "launch-probe",
+            {
+                "variable": os.environ.get("ARENA_LAUNCH_PROBE"),
+                "conditions": [repr(o) for o in gc.get_objects() if isinstance(o, (Condition, Environment))],
+                "cwd": os.getcwd(),
+                "parent": os.getppid(),
+            },
+        )
 
     def act(self, observation) -> int:
         return choose(self.rng, observation.legal_moves)

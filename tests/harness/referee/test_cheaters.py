@@ -33,8 +33,7 @@ def reports(reports) -> Path:  # conftest's, with the cheaters loaded here too
 
 def _plan(agent: str, referee: bool = True):
     plan = make_paper_plan([MAJORITY, MINORITY], [agent], budget=BUDGET, games=2, checkpoint_games=2, seed=5)
-    return plan.model_copy(update={"opponents": (Opponent(label="Random", spec="random", privileged=False),),
-                                   "referee": referee})
+    return plan.model_copy(update={"opponents": (Opponent(label="Random", spec="random", privileged=False),), "referee": referee})
 
 
 def _findings(directory: Path, name: str) -> list[dict]:

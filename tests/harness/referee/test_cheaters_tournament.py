@@ -28,8 +28,19 @@ WIDE = {"COLUMNS": "200", "NO_COLOR": "1"}
 
 COMMANDS = {
     "match": ["match", "cheat-play", "greedy", "--env", "{env}", "--games", "2", "--jobs", "1"],
-    "tournament": ["tournament", "--agents", "cheat-play,random", "--vs", "greedy,mcts:n=4", "--envs", "{env}",
-                   "--games", "2", "--jobs", "2"],
+    "tournament": [
+        "tournament",
+        "--agents",
+        "cheat-play,random",
+        "--vs",
+        "greedy,mcts:n=4",
+        "--envs",
+        "{env}",
+        "--games",
+        "2",
+        "--jobs",
+        "2",
+    ],
 }
 
 

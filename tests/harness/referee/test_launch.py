@@ -24,8 +24,7 @@ PROBE = Path(__file__).with_name("launch_probe.py")
 
 def _probe(env_id: int = 0, agent: str = "launch-probe", plugins: tuple[str, ...] | None = None) -> dict:
     env = make_env(env_id)
-    job = AgentJob(agent=agent, rules=env.rules, budget=0, seed=1,
-                   plugins=plugin_sources() if plugins is None else plugins)
+    job = AgentJob(agent=agent, rules=env.rules, budget=0, seed=1, plugins=plugin_sources() if plugins is None else plugins)
     with AgentSession(env, job) as session:
         adapted = session.adapt(lambda played: False, lambda agent, played: None)
     assert adapted.error is None
@@ -60,7 +59,8 @@ def test_an_agent_process_knows_the_plugins_its_parent_loaded_after_the_server_s
         "if __name__ == '__main__':\n"
         "    test_launch._probe(agent='random', plugins=())\n"
         "    load_plugins([test_launch.PROBE])  # passed down in the environment only, as to a spawned process\n"
-        "    print(json.dumps(test_launch._probe(plugins=())))\n")
+        "    print(json.dumps(test_launch._probe(plugins=())))\n"
+    )
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.splitlines()[-1])["variable"] is None
@@ -72,18 +72,22 @@ def test_no_condition_lives_in_an_agent_process_of_a_minority_environment(report
 
 
 def test_the_warm_up_builds_no_condition_and_freezes_what_it_loaded():
-    code = ("import gc, harness.referee.warm; from engine.condition import Condition; "
-            "from engine.environments import Environment; frozen = gc.get_freeze_count(); gc.unfreeze(); "
-            "print(frozen > 0, [o for o in gc.get_objects() if isinstance(o, (Condition, Environment))])")
+    code = (
+        "import gc, harness.referee.warm; from engine.condition import Condition; "
+        "from engine.environments import Environment; frozen = gc.get_freeze_count(); gc.unfreeze(); "
+        "print(frozen > 0, [o for o in gc.get_objects() if isinstance(o, (Condition, Environment))])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "[]"]
     assert "could not warm up" not in out.stderr
 
 
 def test_a_failed_warm_up_is_reported_not_raised():
-    code = ("import harness.referee.warm as warm\n"
-            "def broken(*_args, **_kwargs):\n    raise RuntimeError('no kernels today')\n"
-            "warm.make_agent = broken\nwarm.warm()\nprint('went on')")
+    code = (
+        "import harness.referee.warm as warm\n"
+        "def broken(*_args, **_kwargs):\n    raise RuntimeError('no kernels today')\n"
+        "warm.make_agent = broken\nwarm.warm()\nprint('went on')"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "went on"
     assert "could not warm up (RuntimeError: no kernels today); agent processes start slower" in out.stderr

@@ -24,9 +24,29 @@ BUDGET = 3
 
 
 def _run(tmp_path: Path, env: int, *extra: str):
-    return CliRunner().invoke(app, ["run", "--plugin", str(CHEATER), "--agent", "llm-policy", "--model", "mock/first-legal",
-                                    "--env", str(env), "--budget", str(BUDGET), "--eval-games", "2", "--checkpoints", "",
-                                    "--out", str(tmp_path / f"runs-{env}"), *extra])
+    return CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--plugin",
+            str(CHEATER),
+            "--agent",
+            "llm-policy",
+            "--model",
+            "mock/first-legal",
+            "--env",
+            str(env),
+            "--budget",
+            str(BUDGET),
+            "--eval-games",
+            "2",
+            "--checkpoints",
+            "",
+            "--out",
+            str(tmp_path / f"runs-{env}"),
+            *extra,
+        ],
+    )
 
 
 def _findings(directory: Path) -> dict:

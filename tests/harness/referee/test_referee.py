@@ -80,11 +80,17 @@ def test_a_simulator_request_is_refused_and_recorded():
     assert referee.ledger.privileged.refused == ("peek",) and not referee.ledger.privileged.privileged
 
 
-@pytest.mark.parametrize("message", [
-    {"op": "reset_ledger"}, {"op": "set_k", "k": 0.5},
-    {"op": "game", "moves": "d3"}, {"op": "game", "moves": [True, 1]}, {"op": "game", "moves": list(range(10_000))},
-    {"op": "game", "moves": [19], "forfeit": 2},
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"op": "reset_ledger"},
+        {"op": "set_k", "k": 0.5},
+        {"op": "game", "moves": "d3"},
+        {"op": "game", "moves": [True, 1]},
+        {"op": "game", "moves": list(range(10_000))},
+        {"op": "game", "moves": [19], "forfeit": 2},
+    ],
+)
 def test_messages_outside_the_protocol_are_violations(message):
     referee = Referee(make_env(0), budget=2)
     with pytest.raises(ProtocolViolation):
@@ -103,6 +109,7 @@ def test_the_wire_reads_json_objects_only_so_a_pickle_never_runs(raw):
 def test_the_wire_refuses_an_oversized_message():
     ours, theirs = Pipe()
     big = b'{"op": "game", "pad": "' + b"x" * MAX_MESSAGE_BYTES + b'"}'
+
     def send() -> None:  # in a thread: the message is larger than the pipe's buffer
         with contextlib.suppress(OSError):  # the reader refuses it and closes its end
             theirs.send_bytes(big)

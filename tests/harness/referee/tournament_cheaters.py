@@ -39,8 +39,7 @@ def _helpers():
     return module
 
 
-conditions_reachable, report, stack_locals = (getattr(_helpers(), name) for name in
-                                              ("conditions_reachable", "report", "stack_locals"))
+conditions_reachable, report, stack_locals = (getattr(_helpers(), name) for name in ("conditions_reachable", "report", "stack_locals"))
 
 # The environment table as data (building its Condition objects would put them among the live objects scanned).
 TABLE = reference_data()["conditions"]
@@ -101,16 +100,20 @@ class CheatPlay(Agent):
             found["names_in_act"] = strings_reachable(stack)
             found["gc_in_act"] = _live_conditions()
             found["observation"] = conditions_reachable([observation])
-            found["table_candidates"] = sorted({str(entry["K"]) for entry in TABLE
-                                                if entry["turns"] == observation.rules.turn_limit})
+            found["table_candidates"] = sorted({str(entry["K"]) for entry in TABLE if entry["turns"] == observation.rules.turn_limit})
             report(self.report_name, found)
         return choose(self.rng, list(observation.legal_moves))
 
 
-@register("crash", "test agent: fails at its first move with the given colour after some discs are placed",
-          params={"colour": Param(str, "white", "the colour it fails with", ("black", "white")),
-                  "after": Param(int, 4, "discs placed before it fails"),
-                  "how": Param(str, "exit", "how it fails", ("exit", "raise", "wire", "type"))})
+@register(
+    "crash",
+    "test agent: fails at its first move with the given colour after some discs are placed",
+    params={
+        "colour": Param(str, "white", "the colour it fails with", ("black", "white")),
+        "after": Param(int, 4, "discs placed before it fails"),
+        "how": Param(str, "exit", "how it fails", ("exit", "raise", "wire", "type")),
+    },
+)
 class Crash(Agent):
     def __init__(self, context, rng, colour: str = "white", after: int = 4, how: str = "exit") -> None:
         super().__init__(context, rng)

@@ -75,19 +75,22 @@ def test_spawned_workers_know_the_parents_plugins_without_being_told(write_plugi
     load_plugins([file_plugin, "worker_pkg.agents"])
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         in_worker = pool.submit(loaded_plugins).result(timeout=120)
-    assert in_worker == loaded_plugins() == {
-        "ep-first": "othello_arena.agents:mine=ep_agents_worker",
-        "first-move": str(file_plugin),
-        "dotted-first": "worker_pkg.agents",
-    }
+    assert (
+        in_worker
+        == loaded_plugins()
+        == {"ep-first": "othello_arena.agents:mine=ep_agents_worker", "first-move": str(file_plugin), "dotted-first": "worker_pkg.agents"}
+    )
 
 
-@pytest.mark.parametrize(("text", "fragment"), [
-    ("def broken(:\n", "failed to import: SyntaxError"),
-    ("raise RuntimeError('no GPU here')\n", "failed to import: RuntimeError: no GPU here"),
-    ("import no_such_dependency_xyz\n", "failed to import: ModuleNotFoundError: No module named 'no_such_dependency_xyz'"),
-    ("X = 1\n", "declares no agent: decorate its factory with @agents.spec.register"),
-])
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("def broken(:\n", "failed to import: SyntaxError"),
+        ("raise RuntimeError('no GPU here')\n", "failed to import: RuntimeError: no GPU here"),
+        ("import no_such_dependency_xyz\n", "failed to import: ModuleNotFoundError: No module named 'no_such_dependency_xyz'"),
+        ("X = 1\n", "declares no agent: decorate its factory with @agents.spec.register"),
+    ],
+)
 def test_a_broken_file_is_an_error_naming_it(write_plugin, text, fragment):
     path = write_plugin("broken.py", text=text)
     with pytest.raises(AgentSpecError, match="^.*" + fragment.replace("(", r"\(").replace(")", r"\)")) as caught:
@@ -97,13 +100,16 @@ def test_a_broken_file_is_an_error_naming_it(write_plugin, text, fragment):
         assert file_module_name(path) not in sys.modules
 
 
-@pytest.mark.parametrize(("source", "fragment"), [
-    ("missing/agent.py", "plugin file '{tmp}/missing/agent.py' does not exist"),
-    ("notes.txt", "plugin file '{tmp}/notes.txt' is not a .py file"),
-    ("folder/", "plugin file '{tmp}/folder' is not a file"),
-    ("no_such_plugin_module", "cannot import plugin module 'no_such_plugin_module'"),
-    ("  ", "--plugin needs a value"),
-])
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        ("missing/agent.py", "plugin file '{tmp}/missing/agent.py' does not exist"),
+        ("notes.txt", "plugin file '{tmp}/notes.txt' is not a .py file"),
+        ("folder/", "plugin file '{tmp}/folder' is not a file"),
+        ("no_such_plugin_module", "cannot import plugin module 'no_such_plugin_module'"),
+        ("  ", "--plugin needs a value"),
+    ],
+)
 def test_a_source_that_is_not_there_is_an_error_naming_it(tmp_path, monkeypatch, source, fragment):
     (tmp_path / "notes.txt").write_text("not python")
     (tmp_path / "folder").mkdir()
@@ -113,9 +119,11 @@ def test_a_source_that_is_not_there_is_an_error_naming_it(tmp_path, monkeypatch,
 
 
 def test_a_taken_name_is_refused_and_nothing_of_that_plugin_is_registered(write_plugin):
-    two = ('from agents.spec import register\n'
-           '@register("brand-new", "first of two")\ndef new(context, rng):\n    raise AssertionError\n'
-           '@register("greedy", "a second greedy")\ndef impostor(context, rng):\n    raise AssertionError\n')
+    two = (
+        "from agents.spec import register\n"
+        '@register("brand-new", "first of two")\ndef new(context, rng):\n    raise AssertionError\n'
+        '@register("greedy", "a second greedy")\ndef impostor(context, rng):\n    raise AssertionError\n'
+    )
     path = write_plugin("impostor.py", text=two)
     with pytest.raises(AgentSpecError, match=rf"agent name 'greedy' \(from '{path}'\) is taken by 'agents.simple'"):
         load_plugins([path])

@@ -13,7 +13,7 @@ from harness.sandbox.command import bubblewrap_problem
 from harness.sandbox.limits import Limits
 
 # The CWM functions of a trivial game, for programs that only need to load and answer.
-GAME = '''
+GAME = """
 def initial_state(layout):
     return {"n": 0}
 def current_player(state):
@@ -26,7 +26,7 @@ def is_terminal(state):
     return state["n"] >= 10
 def returns(state):
     return [1, -1] if state["n"] % 2 else [-1, 1]
-'''
+"""
 
 
 @pytest.fixture

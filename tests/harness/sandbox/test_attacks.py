@@ -54,10 +54,11 @@ def test_infinite_loop_hits_the_cpu_time_limit(make_worker, game_source):
     assert "CPU" in result.failure.message
 
 
-@pytest.mark.parametrize("body", [
-    "    return len(bytearray(8 << 30))\n",
-    "    hoard = []\n    while True:\n        hoard.append(bytearray(1 << 20))\n",
-], ids=["one-allocation", "gradual"])
+@pytest.mark.parametrize(
+    "body",
+    ["    return len(bytearray(8 << 30))\n", "    hoard = []\n    while True:\n        hoard.append(bytearray(1 << 20))\n"],
+    ids=["one-allocation", "gradual"],
+)
 def test_memory_bomb_is_a_memory_failure(make_worker, game_source, body):
     worker = make_worker(attack(game_source, body), _limits(memory_bytes=256 << 20))
     result = run_attack(worker)
@@ -83,13 +84,15 @@ def test_reading_files_outside_fails(make_worker, game_source, tmp_path, guard):
     secret = tmp_path / "api-key.txt"
     secret.write_text("sk-SECRET-" + uuid.uuid4().hex)
     project_file = Path(__file__).resolve().parents[3] / "pyproject.toml"
-    body = (f"    seen = []\n"
-            f"    for path in ({str(secret)!r}, {str(project_file)!r}, '/root/.bashrc'):\n"
-            f"        try:\n"
-            f"            seen.append(open(path).read())\n"
-            f"        except OSError as error:\n"
-            f"            seen.append(type(error).__name__)\n"
-            f"    return seen\n")
+    body = (
+        f"    seen = []\n"
+        f"    for path in ({str(secret)!r}, {str(project_file)!r}, '/root/.bashrc'):\n"
+        f"        try:\n"
+        f"            seen.append(open(path).read())\n"
+        f"        except OSError as error:\n"
+        f"            seen.append(type(error).__name__)\n"
+        f"    return seen\n"
+    )
     worker = make_worker(attack(game_source, body), guard=guard)
     result = run_attack(worker)
     assert "sk-SECRET" not in str(result) + worker.output and "importlinter" not in str(result)
@@ -99,8 +102,13 @@ def test_reading_files_outside_fails(make_worker, game_source, tmp_path, guard):
         assert result.value == ["FileNotFoundError"] * 3
     # what the program can see of the host: the interpreter's path under /root, no project, no /etc
     project = Path(__file__).resolve().parents[3]
-    seen = make_worker(attack(game_source, "    return [sorted(os.listdir(p)) if os.path.isdir(p) else None "
-                                           f"for p in ('/root', {str(project)!r}, '/etc', '/home')]\n"), guard=guard)
+    seen = make_worker(
+        attack(
+            game_source,
+            f"    return [sorted(os.listdir(p)) if os.path.isdir(p) else None for p in ('/root', {str(project)!r}, '/etc', '/home')]\n",
+        ),
+        guard=guard,
+    )
     root, project_seen, etc, home = run_attack(seen).unwrap()
     assert root == _bound_below("/root") and project_seen == _bound_below(str(project)) and etc is None and home is None
 
@@ -117,9 +125,11 @@ def test_writing_outside_tmp_fails_and_tmp_is_private(make_worker, game_source, 
     outside = tmp_path / "written-by-candidate"
     package_file = Path("/opt/arena/harness/sandbox/written-by-candidate")
     host_tmp_name = f"sandbox-private-{uuid.uuid4().hex}"
-    body = (f"    open('/tmp/{host_tmp_name}', 'w').write('inside')\n"
-            f"    for path in ({str(outside)!r}, {str(package_file)!r}, '/written-by-candidate'):\n"
-            f"        open(path, 'w').write('pwned')\n")
+    body = (
+        f"    open('/tmp/{host_tmp_name}', 'w').write('inside')\n"
+        f"    for path in ({str(outside)!r}, {str(package_file)!r}, '/written-by-candidate'):\n"
+        f"        open(path, 'w').write('pwned')\n"
+    )
     worker = make_worker(attack(game_source, body), guard=guard)
     result = run_attack(worker)
     assert result.failure is not None
@@ -147,9 +157,11 @@ def test_network_socket_cannot_reach_a_host_server(make_worker, game_source, gua
 @pytest.mark.parametrize("guard", GUARDS)
 def test_os_system_and_subprocess_fail_without_effect(make_worker, game_source, tmp_path, guard):
     marker = tmp_path / "made-by-shell"
-    body = (f"    status = os.system('touch {marker}')\n"
-            f"    subprocess.run(['/usr/bin/touch', {str(marker)!r}], check=True)\n"
-            f"    return status\n")
+    body = (
+        f"    status = os.system('touch {marker}')\n"
+        f"    subprocess.run(['/usr/bin/touch', {str(marker)!r}], check=True)\n"
+        f"    return status\n"
+    )
     worker = make_worker(attack(game_source, body), guard=guard)
     result = run_attack(worker)
     assert result.failure is not None
@@ -159,14 +171,16 @@ def test_os_system_and_subprocess_fail_without_effect(make_worker, game_source, 
 
 def test_parent_environment_is_not_visible(make_worker, game_source, monkeypatch):
     monkeypatch.setenv("ARENA_SANDBOX_MARKER", "marker-" + uuid.uuid4().hex)
-    body = ("    seen = dict(os.environ)\n"
-            "    for pid in os.listdir('/proc'):\n"
-            "        if pid.isdigit():\n"
-            "            try:\n"
-            "                seen[pid] = open(f'/proc/{pid}/environ', 'rb').read().decode(errors='replace')\n"
-            "            except OSError as error:\n"
-            "                seen[pid] = type(error).__name__\n"
-            "    return seen\n")
+    body = (
+        "    seen = dict(os.environ)\n"
+        "    for pid in os.listdir('/proc'):\n"
+        "        if pid.isdigit():\n"
+        "            try:\n"
+        "                seen[pid] = open(f'/proc/{pid}/environ', 'rb').read().decode(errors='replace')\n"
+        "            except OSError as error:\n"
+        "                seen[pid] = type(error).__name__\n"
+        "    return seen\n"
+    )
     worker = make_worker(attack(game_source, body), guard=False)
     seen = run_attack(worker).unwrap()
     assert "ARENA_SANDBOX_MARKER" not in str(seen) and os.environ["ARENA_SANDBOX_MARKER"] not in str(seen)
@@ -176,13 +190,15 @@ def test_parent_environment_is_not_visible(make_worker, game_source, monkeypatch
 
 
 def test_state_mutating_apply_action_is_a_mutation_failure(make_worker):
-    source = ("def apply_action(state, action):\n"
-              "    state['n'] += action\n"
-              "    return state\n"
-              "def is_terminal(state):\n    return state['n'] >= 4\n"
-              "def current_player(state):\n    return state['n'] % 2\n"
-              "def legal_actions(state):\n    return [1]\n"
-              "def returns(state):\n    return [0, 0]\n")
+    source = (
+        "def apply_action(state, action):\n"
+        "    state['n'] += action\n"
+        "    return state\n"
+        "def is_terminal(state):\n    return state['n'] >= 4\n"
+        "def current_player(state):\n    return state['n'] % 2\n"
+        "def legal_actions(state):\n    return [1]\n"
+        "def returns(state):\n    return [0, 0]\n"
+    )
     worker = make_worker(source)
     result = worker.call("apply_action", [{"n": 0}, 1])
     assert result.failure is not None and result.failure.kind is FailureKind.MUTATION
@@ -190,10 +206,9 @@ def test_state_mutating_apply_action_is_a_mutation_failure(make_worker):
     assert planned.failure is not None and planned.failure.kind is FailureKind.MUTATION
 
 
-@pytest.mark.parametrize("body", [
-    "    print('x' * 100_000_000)\n",
-    "    for _ in range(100):\n        os.write(1, b'x' * 1_000_000)\n",
-], ids=["print", "raw-fd"])
+@pytest.mark.parametrize(
+    "body", ["    print('x' * 100_000_000)\n", "    for _ in range(100):\n        os.write(1, b'x' * 1_000_000)\n"], ids=["print", "raw-fd"]
+)
 def test_printing_100_mb_is_bad_output_and_capped(make_worker, game_source, body):
     worker = make_worker(attack(game_source, body))
     result = run_attack(worker)

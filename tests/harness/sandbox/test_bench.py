@@ -10,8 +10,7 @@ from harness.cli.bench_sandbox import sandbox_table
 
 def test_bench_reports_every_figure(sandbox_ready):
     steps: list[str] = []
-    result = bench_sandbox(calls=20, batch=10, simulations=5, moves=2, playouts=2, minimax_depth=1,
-                           progress=steps.append)
+    result = bench_sandbox(calls=20, batch=10, simulations=5, moves=2, playouts=2, minimax_depth=1, progress=steps.append)
     assert isinstance(result, SandboxBench) and result.sandboxed and result.failures == {}
     assert (result.single_calls.count, result.batched_calls.count, result.batch) == (20, 20, 10)
     assert result.mcts_sandbox.count == result.mcts_engine.count == 2 and result.simulations == 5
@@ -22,6 +21,12 @@ def test_bench_reports_every_figure(sandbox_ready):
     console = Console(record=True, width=200)
     console.print(sandbox_table(result))
     text = console.export_text()
-    for expected in ("legal_actions, 10 per message", "MCTS-5 moves", "minimax depth 1 moves", "engine/sandbox",
-                     ">= 10,000/s", "bubblewrap"):
+    for expected in (
+        "legal_actions, 10 per message",
+        "MCTS-5 moves",
+        "minimax depth 1 moves",
+        "engine/sandbox",
+        ">= 10,000/s",
+        "bubblewrap",
+    ):
         assert expected in text

@@ -16,7 +16,7 @@ from harness.sandbox.failures import FailureKind
 from harness.sandbox.reference_program import layout_json, reference_source
 
 # Nim as a CWM: take 1-3 stones, whoever takes the last one wins. The mover loses exactly when n % 4 == 0.
-NIM = '''
+NIM = """
 def initial_state(layout):
     return {"n": layout["n"], "p": 0}
 def current_player(state):
@@ -29,7 +29,7 @@ def is_terminal(state):
     return state["n"] == 0
 def returns(state):
     return [1.0, -1.0] if state["p"] == 1 else [-1.0, 1.0]
-'''
+"""
 
 
 def _board(rows: str) -> list[int]:
@@ -37,8 +37,7 @@ def _board(rows: str) -> list[int]:
 
 
 def _state(rows: str, player: int) -> dict[str, object]:
-    return {"rows": 4, "cols": 4, "board": _board(rows), "player": player, "placed": [0, 0], "limit": None,
-            "counting": "per_player"}
+    return {"rows": 4, "cols": 4, "board": _board(rows), "player": player, "placed": [0, 0], "limit": None, "counting": "per_player"}
 
 
 # Black to move. 0 (a1) flips b2 on the diagonal to c3: white keeps only d4, a corner nobody can flank, and

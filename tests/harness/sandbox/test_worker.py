@@ -30,8 +30,9 @@ def test_reference_program_agrees_with_the_engine(make_worker, env_id):
     truth = rules.initial_state()
     rng = random.Random(env_id)
     while True:
-        legal, terminal, player = (r.unwrap() for r in worker.call_many(
-            [("legal_actions", [state]), ("is_terminal", [state]), ("current_player", [state])]))
+        legal, terminal, player = (
+            r.unwrap() for r in worker.call_many([("legal_actions", [state]), ("is_terminal", [state]), ("current_player", [state])])
+        )
         assert _as_engine(rules, state) == truth
         assert sorted(legal) == rules.legal_moves(truth) and player == truth.to_move
         assert terminal == rules.is_over(truth)

@@ -85,8 +85,20 @@ def test_the_cli_resumes_an_adaptive_run_and_refuses_flags_that_would_change_it(
     from harness.cli.main import app
 
     out = tmp_path / "a"
-    args = ["tournament", *(w for a in AGENTS for w in ("--agents", a)), "--envs", "5", "--games", "2", "--adaptive",
-            "--max-games", "8", "--in-process", "--out", str(out)]
+    args = [
+        "tournament",
+        *(w for a in AGENTS for w in ("--agents", a)),
+        "--envs",
+        "5",
+        "--games",
+        "2",
+        "--adaptive",
+        "--max-games",
+        "8",
+        "--in-process",
+        "--out",
+        str(out),
+    ]
     runner = CliRunner()
     assert runner.invoke(app, args).exit_code == 0
     lines = (out / "games.jsonl").read_text().splitlines(keepends=True)

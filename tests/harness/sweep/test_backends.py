@@ -19,9 +19,15 @@ from harness.sweep.spec import parse_sweep
 ray = pytest.importorskip("ray")
 
 # 2 agents (two mock models) x 3 envs x 2 seeds, in-process (fast), colours alternating against Random.
-TINY = {"envs": [5, 12, 26], "seeds": [0, 1], "budget": 3, "games": 2, "referee": False, "opponents": ["random"],
-        "models": [{"model": "mock/first-legal", "options": {"concurrency": 1}},
-                   {"model": "mock/random-legal", "options": {"concurrency": 1}}]}
+TINY = {
+    "envs": [5, 12, 26],
+    "seeds": [0, 1],
+    "budget": 3,
+    "games": 2,
+    "referee": False,
+    "opponents": ["random"],
+    "models": [{"model": "mock/first-legal", "options": {"concurrency": 1}}, {"model": "mock/random-legal", "options": {"concurrency": 1}}],
+}
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +43,7 @@ def _games(out: Path) -> dict[str, list[tuple[object, ...]]]:
     played = {}
     for cell in sorted((out / CELLS_DIR).iterdir()):
         lines = (cell / "games.jsonl").read_text(encoding="utf-8").splitlines()
-        played[cell.name] = [(g["phase"], g["game_index"], tuple(g["moves"]), tuple(g["rewards"]))
-                             for g in map(json.loads, lines)]
+        played[cell.name] = [(g["phase"], g["game_index"], tuple(g["moves"]), tuple(g["rewards"])) for g in map(json.loads, lines)]
     return played
 
 

@@ -19,8 +19,7 @@ def test_calls_past_the_cap_are_refused_as_a_budget_stop(stub_server: StubServer
     stub_server.responder = None
     limiter = Limiter(ProviderLimits(max_cost_usd=1.25), price=lambda model, prompt, completion: 0.25)  # exact in binary
     proxy = LimitingProxy(stub_server.url, limiter)
-    client = ModelClient(stub_server.model, api_base=proxy.api_base(stub_server.url), api_key=KEY, timeout_s=30,
-                         max_retries=2)
+    client = ModelClient(stub_server.model, api_base=proxy.api_base(stub_server.url), api_key=KEY, timeout_s=30, max_retries=2)
     outcomes: list[str] = []
 
     async def calls() -> None:
@@ -56,10 +55,17 @@ def test_a_model_cell_stopped_by_the_shared_cap_keeps_its_records_and_says_cappe
     from harness.testing.stub_server import LegalMoves
 
     stub_server.responder = LegalMoves(0)
-    sweep = parse_sweep({"envs": [47], "seeds": [0], "budget": 6, "games": 1, "referee": False,  # 10-turn games
-                         "limits": {"openai": {"max_cost_usd": 10.0}},
-                         "models": [{"model": stub_server.model, "options": {
-                             "concurrency": 1, "model_options": {"api_base": stub_server.url}}}]})
+    sweep = parse_sweep(
+        {
+            "envs": [47],
+            "seeds": [0],
+            "budget": 6,
+            "games": 1,
+            "referee": False,  # 10-turn games
+            "limits": {"openai": {"max_cost_usd": 10.0}},
+            "models": [{"model": stub_server.model, "options": {"concurrency": 1, "model_options": {"api_base": stub_server.url}}}],
+        }
+    )
     limiter = Limiter(sweep.file.limits["openai"], price=lambda model, prompt, completion: 0.25)
     proxy = LimitingProxy(stub_server.url, limiter)
     try:

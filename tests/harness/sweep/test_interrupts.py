@@ -15,14 +15,25 @@ from harness.sweep.cells import CELLS_DIR
 from harness.sweep.spec import parse_sweep
 from harness.tournaments.resume import RunInterrupted
 
-SMALL = {"envs": [5, 12], "seeds": [0, 1], "budget": 3, "games": 2, "referee": False, "opponents": ["random"],
-         "models": [{"model": "mock/random-legal", "options": {"concurrency": 1}}]}
+SMALL = {
+    "envs": [5, 12],
+    "seeds": [0, 1],
+    "budget": 3,
+    "games": 2,
+    "referee": False,
+    "opponents": ["random"],
+    "models": [{"model": "mock/random-legal", "options": {"concurrency": 1}}],
+}
 
 
 def _games(out: Path) -> dict[str, list[tuple[object, ...]]]:
-    return {cell.name: [(g["phase"], g["game_index"], tuple(g["moves"]), tuple(g["rewards"]))
-                        for g in map(json.loads, (cell / "games.jsonl").read_text(encoding="utf-8").splitlines())]
-            for cell in sorted((out / CELLS_DIR).iterdir())}
+    return {
+        cell.name: [
+            (g["phase"], g["game_index"], tuple(g["moves"]), tuple(g["rewards"]))
+            for g in map(json.loads, (cell / "games.jsonl").read_text(encoding="utf-8").splitlines())
+        ]
+        for cell in sorted((out / CELLS_DIR).iterdir())
+    }
 
 
 def test_a_stop_after_the_first_cell_keeps_it_and_a_second_run_finishes_the_sweep(tmp_path: Path) -> None:

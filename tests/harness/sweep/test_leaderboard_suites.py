@@ -22,8 +22,7 @@ def _model_run(root: Path, name: str, env: int | str, model: str, results: list[
     run_dir.mkdir(parents=True)
     config = {"agent": "llm-policy", "model": model, "env": env, "hint": "ratio"}
     (run_dir / "manifest.json").write_text(json.dumps({"config": config}))
-    lines = [json.dumps({"phase": "eval", "agent_colour": "black", "rewards": [r, -r], "opponent": "random"})
-             for r in results]
+    lines = [json.dumps({"phase": "eval", "agent_colour": "black", "rewards": [r, -r], "opponent": "random"}) for r in results]
     (run_dir / "games.jsonl").write_text("\n".join(lines) + "\n")
     (run_dir / "metrics.json").write_text(json.dumps({"calls": len(results), "cost_usd": 0.5}))
 

@@ -8,8 +8,13 @@ from pathlib import Path
 from harness.sweep.leaderboard import PUBLISHED, leaderboard
 
 # (A, B, A's wins, draws, losses): interval > minimax:depth=1 > greedy > random, each gap clear
-RECORDS = (("random", "greedy", 3, 2, 15), ("random", "minimax:depth=1", 1, 1, 18), ("greedy", "minimax:depth=1", 4, 2, 14),
-           ("interval", "minimax:depth=1", 15, 2, 3), ("interval", "random", 19, 1, 0))
+RECORDS = (
+    ("random", "greedy", 3, 2, 15),
+    ("random", "minimax:depth=1", 1, 1, 18),
+    ("greedy", "minimax:depth=1", 4, 2, 14),
+    ("interval", "minimax:depth=1", 15, 2, 3),
+    ("interval", "random", 19, 1, 0),
+)
 
 
 def _tournament(run_dir: Path, schedule: str | None = None) -> int:
@@ -20,8 +25,19 @@ def _tournament(run_dir: Path, schedule: str | None = None) -> int:
     lines = []
     for pairing, (a, b, wins, draws, losses) in enumerate(RECORDS):
         for game, reward in enumerate([1] * wins + [0] * draws + [-1] * losses):
-            lines.append(json.dumps({"env_id": 5, "pairing": pairing, "game": game, "agent_a": a, "agent_b": b,
-                                     "a_reward": reward, "a_colour": "black" if game % 2 == 0 else "white"}))
+            lines.append(
+                json.dumps(
+                    {
+                        "env_id": 5,
+                        "pairing": pairing,
+                        "game": game,
+                        "agent_a": a,
+                        "agent_b": b,
+                        "a_reward": reward,
+                        "a_colour": "black" if game % 2 == 0 else "white",
+                    }
+                )
+            )
     (run_dir / "games.jsonl").write_text("\n".join(lines) + "\n" + lines[0][:25])  # a kill's torn line: left out
     calls = [{"env_id": 5, "pairing": 3, "game": g, "agent": "interval", "cost_usd": 0.25} for g in range(4)]
     (run_dir / "calls.jsonl").write_text("".join(json.dumps(call) + "\n" for call in calls))

@@ -30,10 +30,17 @@ class VirtualClock:
 
 @pytest.mark.slow  # about a minute on a loaded 2-core machine: four spawned workers play their games through the proxy
 def test_sixty_requests_a_minute_across_four_workers(stub_server: StubServer, tmp_path: Path) -> None:
-    sweep = parse_sweep({"envs": [47, 54], "seeds": [0, 1], "budget": 2, "games": 1, "referee": False,  # 10-turn games
-                         "limits": {"openai": {"requests_per_minute": 60}},
-                         "models": [{"model": stub_server.model, "options": {
-                             "concurrency": 1, "model_options": {"api_base": stub_server.url}}}]})
+    sweep = parse_sweep(
+        {
+            "envs": [47, 54],
+            "seeds": [0, 1],
+            "budget": 2,
+            "games": 1,
+            "referee": False,  # 10-turn games
+            "limits": {"openai": {"requests_per_minute": 60}},
+            "models": [{"model": stub_server.model, "options": {"concurrency": 1, "model_options": {"api_base": stub_server.url}}}],
+        }
+    )
     clock = VirtualClock()
     limiter = Limiter(sweep.file.limits["openai"], clock=clock, sleep=clock.sleep)
     proxy = LimitingProxy(stub_server.url, limiter)
@@ -52,8 +59,7 @@ def test_sixty_requests_a_minute_across_four_workers(stub_server: StubServer, tm
 def test_limits_need_the_models_endpoint() -> None:
     from harness.sweep.backends import _upstreams
 
-    sweep = parse_sweep({"envs": [5], "limits": {"openai": {"requests_per_minute": 60}},
-                         "models": [{"model": "openai/gpt-4o-mini"}]})
+    sweep = parse_sweep({"envs": [5], "limits": {"openai": {"requests_per_minute": 60}}, "models": [{"model": "openai/gpt-4o-mini"}]})
     try:
         _upstreams(sweep, sweep.cells)
     except ValueError as error:

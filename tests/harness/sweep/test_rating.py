@@ -15,7 +15,7 @@ def _tournament(strengths: dict[str, float], nu: float, rounds: int, seed: int) 
     rng = np.random.default_rng(seed)
     names, games = list(strengths), []
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             pa, pb = math.exp(strengths[a] / SCALE), math.exp(strengths[b] / SCALE)
             tie = nu * math.sqrt(pa * pb)
             draws = rng.choice(3, size=rounds, p=np.array([pa, tie, pb]) / (pa + pb + tie))

@@ -14,8 +14,18 @@ from harness.sweep.spec import parse_sweep
 
 
 def test_two_agents_cells_on_one_environment_share_one_ppo_2k_training(tmp_path: Path) -> None:
-    sweep = parse_sweep({"envs": [12], "seeds": [0], "agents": ["random", "greedy"], "budget": 2, "games": 2,
-                         "checkpoint_games": 1, "referee": False, "opponents": ["ppo-2k:games=2"]})
+    sweep = parse_sweep(
+        {
+            "envs": [12],
+            "seeds": [0],
+            "agents": ["random", "greedy"],
+            "budget": 2,
+            "games": 2,
+            "checkpoint_games": 1,
+            "referee": False,
+            "opponents": ["ppo-2k:games=2"],
+        }
+    )
     ppo_agent._TRAINED_OPPONENTS.clear()  # this process's cache would hide a second training
     outcomes = run_sweep(sweep, tmp_path, jobs=1)
     assert [o.status for o in outcomes] == ["ok", "ok"]
@@ -46,8 +56,9 @@ def test_a_local_ray_instance_runs_its_workers_at_the_commands_priority(monkeypa
     monkeypatch.setattr(ray, "init", init)
     monkeypatch.setattr(ray, "shutdown", lambda: None)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    sweep = parse_sweep({"envs": [12], "seeds": [0], "agents": ["random"], "budget": 2, "games": 2, "referee": False,
-                         "opponents": ["random"]})
+    sweep = parse_sweep(
+        {"envs": [12], "seeds": [0], "agents": ["random"], "budget": 2, "games": 2, "referee": False, "opponents": ["random"]}
+    )
     with pytest.raises(Started):
         next(backends._run_ray(sweep.cells, tmp_path, 2, None, {}, {}))
     assert seen["num_cpus"] == 2 and seen["_system_config"] == {"worker_niceness": 0}

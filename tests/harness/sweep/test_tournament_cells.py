@@ -15,28 +15,37 @@ from harness.sweep.spec import SweepError, parse_sweep
 from harness.tournaments.tournament import read_games
 
 AGENTS = ["random", "greedy", "minimax:depth=1"]
-ADAPTIVE = {"envs": [5, 12], "seeds": [2], "referee": False,
-            "tournament": {"agents": AGENTS, "games": 2, "adaptive": True, "max_games": 8, "batch": 4}}
+ADAPTIVE = {
+    "envs": [5, 12],
+    "seeds": [2],
+    "referee": False,
+    "tournament": {"agents": AGENTS, "games": 2, "adaptive": True, "max_games": 8, "batch": 4},
+}
 
 
 def test_tournament_cells_one_per_seed_in_the_plan() -> None:
     sweep = parse_sweep({**ADAPTIVE, "seeds": [0, 1], "tournament": {"agents": AGENTS, "envs": ["5-6"], "games": 3}})
     assert [(c.kind, c.seed, c.tournament.envs if c.tournament else None) for c in sweep.cells] == [
-        ("tournament", 0, (5, 6)), ("tournament", 1, (5, 6))]
+        ("tournament", 0, (5, 6)),
+        ("tournament", 1, (5, 6)),
+    ]
     lines = plan_lines(sweep)
     assert any("tournament of random, greedy, minimax:depth=1 on 2 envs, seed 0 (18 games)" in line for line in lines)
     assert lines[-1].startswith("total: 36 games")
 
 
-@pytest.mark.parametrize(("tournament", "fragment"), [
-    ({"agents": ["random"]}, "tournament.agents: Tuple should have at least 2 items"),
-    ({"agents": ["random", "nosuchagent"]}, "tournament.agents.1: "),
-    ({"agents": ["random", "random"]}, "tournament.agents.1: 'random' is listed twice"),
-    ({"agents": AGENTS, "batch": 3}, "tournament.batch: "),
-    ({"agents": AGENTS, "alpha": 2}, "tournament.alpha: "),
-    ({"agents": AGENTS, "envs": ["9-3"]}, "tournament.envs.0: range"),
-    ({"agents": AGENTS, "adaptiv": True}, "tournament.adaptiv: unknown key"),
-])
+@pytest.mark.parametrize(
+    ("tournament", "fragment"),
+    [
+        ({"agents": ["random"]}, "tournament.agents: Tuple should have at least 2 items"),
+        ({"agents": ["random", "nosuchagent"]}, "tournament.agents.1: "),
+        ({"agents": ["random", "random"]}, "tournament.agents.1: 'random' is listed twice"),
+        ({"agents": AGENTS, "batch": 3}, "tournament.batch: "),
+        ({"agents": AGENTS, "alpha": 2}, "tournament.alpha: "),
+        ({"agents": AGENTS, "envs": ["9-3"]}, "tournament.envs.0: range"),
+        ({"agents": AGENTS, "adaptiv": True}, "tournament.adaptiv: unknown key"),
+    ],
+)
 def test_a_bad_tournament_table_names_its_key(tournament: dict[str, object], fragment: str) -> None:
     with pytest.raises(SweepError) as error:
         parse_sweep({"envs": [5], "tournament": tournament})
@@ -64,6 +73,5 @@ def test_an_adaptive_tournament_cell_runs_resumes_and_reaches_the_leaderboard(tm
     assert len(again) == 8 and {(g.env_id, g.pairing, g.game): g.moves for g in again} == whole  # each game once
     assert json.loads((run_dir / "adaptive.json").read_text()) == decision
     board = leaderboard([out], bootstrap=0)
-    assert board["games"] == 8 and {r["agent"] for r in board["sections"][0]["ratings"]} == {
-        "Random", "greedy", "minimax:depth=1"}
+    assert board["games"] == 8 and {r["agent"] for r in board["sections"][0]["ratings"]} == {"Random", "greedy", "minimax:depth=1"}
     assert (out / CELLS_DIR / cell.id).is_dir()

@@ -54,8 +54,7 @@ def test_arena_tournament_on_a_custom_environment_and_an_id(arena_tournament, tm
 
 def test_arena_bench_plays_published_and_held_out_environments(arena_bench, tmp_path):
     write_suite(SuiteSettings(count=2, seed=4, sizes=(6, 7)), tmp_path / "suite")
-    bench = arena_bench(["interval"], envs=[5], suite=tmp_path / "suite", budget=3, games=1, checkpoint_games=1,
-                        referee=False)
+    bench = arena_bench(["interval"], envs=[5], suite=tmp_path / "suite", budget=3, games=1, checkpoint_games=1, referee=False)
     assert isinstance(bench, BenchRunResult) and bench.manifest["kind"] == "bench-paper"
     keys = [pair.env_id for pair in bench.pairs]
     assert keys[0] == 5 and len(keys) == 3 and all(str(key).startswith(str((tmp_path / "suite").resolve())) for key in keys[1:])

@@ -48,8 +48,9 @@ def test_keyed_lines_answer_their_own_request_whatever_the_order():
     from harness.testing import load_script  # noqa: F401 - public
 
     a, b = [{"role": "user", "content": "A"}], [{"role": "user", "content": "B"}]
-    model = ScriptedModel([ScriptLine(reply="for a", prompt_sha256=prompt_digest(a)),
-                           ScriptLine(reply="for b", prompt_sha256=prompt_digest(b))])
+    model = ScriptedModel(
+        [ScriptLine(reply="for a", prompt_sha256=prompt_digest(a)), ScriptLine(reply="for b", prompt_sha256=prompt_digest(b))]
+    )
     assert [model.complete(b).text, model.complete(a).text] == ["for b", "for a"]
     with pytest.raises(MockExhausted, match="no scripted reply left for request 3"):
         model.complete(a)
@@ -82,8 +83,10 @@ def test_fault_specs():
 
 
 def test_loading_the_plugin_imports_neither_litellm_nor_the_harness():
-    code = ("import sys, harness.testing.plugin, harness.testing; "
-            "print(sorted(m for m in ('litellm', 'harness.runs', 'harness.models', 'engine') if m in sys.modules))")
+    code = (
+        "import sys, harness.testing.plugin, harness.testing; "
+        "print(sorted(m for m in ('litellm', 'harness.runs', 'harness.models', 'engine') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.strip() == "[]"
 

@@ -28,12 +28,17 @@ def test_the_documented_example_passes_in_a_directory_of_its_own(tmp_path):
     assert not (ROOT in work.parents or work == ROOT)
     sources = "\n".join((work / name).read_text(encoding="utf-8") for name in FILES)
     assert not re.search(r"^\s*(from|import)\s+(tests|stub_server|conftest|reference_othello)\b", sources, re.MULTILINE)
-    assert all(fixture in sources for fixture in ("scripted_model", "stub_server", "arena_run", "arena_match",
-                                                 "FaultSpec.parse(\"0.2"))
+    assert all(fixture in sources for fixture in ("scripted_model", "stub_server", "arena_run", "arena_match", 'FaultSpec.parse("0.2'))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_XDIST_WORKER")}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-rA"],
-                            cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-rA"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "4 passed" in result.stdout
     assert not (work / "runs").exists()  # the run helper wrote into pytest's tmp_path, not the user's directory

@@ -32,8 +32,9 @@ ENV, GAMES, SEED = 5, 12, 7  # env 5 is the smallest board (6x8): 3 pairings x 1
 
 def arena(*args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.Popen([sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
 
 
 class StderrWatch:
@@ -80,27 +81,37 @@ def wait_for_file(path: Path, lines: int, process: subprocess.Popen[str]) -> Non
 def games_of(run_dir: Path) -> list[tuple[object, ...]]:
     """Every game's identity, seed, moves and rewards, in plan order (the finishing order may differ)."""
     lines = [json.loads(text) for text in (run_dir / "games.jsonl").read_text().splitlines() if text.strip()]
-    return sorted((g["env_id"], g["pairing"], g["game"], g["game_seed"], tuple(g["moves"]), tuple(g["rewards"]))
-                  for g in lines)
+    return sorted((g["env_id"], g["pairing"], g["game"], g["game_seed"], tuple(g["moves"]), tuple(g["rewards"])) for g in lines)
 
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same tournament, played through without a stop (in this process: the reference)."""
     run_dir = tmp_path_factory.mktemp("whole") / "run"
-    pairings = [Pairing(a, b) for i, a in enumerate(AGENTS) for b in AGENTS[i + 1:]]
+    pairings = [Pairing(a, b) for i, a in enumerate(AGENTS) for b in AGENTS[i + 1 :]]
     run_tournament(make_plan(pairings, [ENV], GAMES, SEED), run_dir, 1)
     return run_dir
 
 
 def tournament_args(out: Path, jobs: int) -> list[str]:
-    return ["tournament", *(word for agent in AGENTS for word in ("--agents", agent)), "--envs", str(ENV),
-            "--games", str(GAMES), "--seed", str(SEED), "--jobs", str(jobs), "--out", str(out)]
+    return [
+        "tournament",
+        *(word for agent in AGENTS for word in ("--agents", agent)),
+        "--envs",
+        str(ENV),
+        "--games",
+        str(GAMES),
+        "--seed",
+        str(SEED),
+        "--jobs",
+        str(jobs),
+        "--out",
+        str(out),
+    ]
 
 
 @pytest.mark.parametrize("jobs, cut, signum", [(1, 3, signal.SIGINT), (2, 17, signal.SIGTERM)])
-def test_a_stopped_tournament_says_how_to_continue_and_resumes_to_the_uninterrupted_run(
-        tmp_path, uninterrupted, jobs, cut, signum):
+def test_a_stopped_tournament_says_how_to_continue_and_resumes_to_the_uninterrupted_run(tmp_path, uninterrupted, jobs, cut, signum):
     run_dir = tmp_path / "run"
     process = arena(*tournament_args(run_dir, jobs))
     watch = StderrWatch(process)
@@ -130,8 +141,7 @@ def test_a_stopped_tournament_says_how_to_continue_and_resumes_to_the_uninterrup
 def test_a_second_ctrl_c_stops_at_once_and_the_directory_still_resumes(tmp_path):
     """Slow games (MCTS with many simulations): the first Ctrl-C waits for them, the second ends them."""
     run_dir = tmp_path / "run"
-    process = arena("match", "mcts:n=4000", "greedy", "--env", str(ENV), "--games", "4", "--jobs", "2",
-                    "--out", str(run_dir))
+    process = arena("match", "mcts:n=4000", "greedy", "--env", str(ENV), "--games", "4", "--jobs", "2", "--out", str(run_dir))
     watch = StderrWatch(process)
     wait_for_file(run_dir / "manifest.json", 1, process)
     process.send_signal(signal.SIGINT)

@@ -15,6 +15,7 @@ def named_random(name):
         policy = RandomPolicy(rng)
         policy.name = name
         return policy
+
     return factory
 
 
@@ -27,7 +28,10 @@ def test_colours_alternate_and_tallies_split_by_colour():
     assert (result.as_black.games, result.as_white.games) == (5, 4)
     overall, black, white = result.overall, result.as_black, result.as_white
     assert (overall.wins, overall.draws, overall.losses) == (
-        black.wins + white.wins, black.draws + white.draws, black.losses + white.losses)
+        black.wins + white.wins,
+        black.draws + white.draws,
+        black.losses + white.losses,
+    )
     assert black == tally([result.a_rewards[i] for i in range(0, 9, 2)])
     assert (result.policy_a, result.policy_b) == ("A", "B")
 

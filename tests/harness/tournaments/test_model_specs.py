@@ -35,8 +35,23 @@ def test_a_tournament_records_each_model_call_of_each_game_refereed_or_not(tmp_p
     runs = {}
     for mode, extra in (("refereed", []), ("in-process", ["--in-process"])):
         runs[mode] = tmp_path / mode
-        result = CliRunner().invoke(app, ["tournament", "--agents", f"{POLICY},greedy,{STRATEGIST}", "--envs", str(ENV),
-                                          "--games", "2", "--jobs", "1", "--out", str(runs[mode]), *extra])
+        result = CliRunner().invoke(
+            app,
+            [
+                "tournament",
+                "--agents",
+                f"{POLICY},greedy,{STRATEGIST}",
+                "--envs",
+                str(ENV),
+                "--games",
+                "2",
+                "--jobs",
+                "1",
+                "--out",
+                str(runs[mode]),
+                *extra,
+            ],
+        )
         assert result.exit_code == 0, result.output
     refereed, in_process = runs["refereed"], runs["in-process"]
     assert _lines(refereed / "games.jsonl", ("seconds",)) == _lines(in_process / "games.jsonl", ("seconds",))
@@ -61,20 +76,23 @@ def test_a_tournament_records_each_model_call_of_each_game_refereed_or_not(tmp_p
 
 
 def test_a_match_with_a_model_agent_and_a_tournament_without_one(tmp_path):
-    result = CliRunner().invoke(app, ["match", POLICY, "random", "--env", str(ENV), "--games", "2", "--jobs", "1",
-                                      "--out", str(tmp_path / "match")])
+    result = CliRunner().invoke(
+        app, ["match", POLICY, "random", "--env", str(ENV), "--games", "2", "--jobs", "1", "--out", str(tmp_path / "match")]
+    )
     assert result.exit_code == 0, result.output
     assert len(_lines(tmp_path / "match" / "calls.jsonl", ())) >= 2 * 10
-    result = CliRunner().invoke(app, ["match", "greedy", "random", "--env", str(ENV), "--games", "2", "--jobs", "1",
-                                      "--out", str(tmp_path / "plain")])
+    result = CliRunner().invoke(
+        app, ["match", "greedy", "random", "--env", str(ENV), "--games", "2", "--jobs", "1", "--out", str(tmp_path / "plain")]
+    )
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "plain" / "calls.jsonl").exists()
 
 
 def test_a_model_spec_without_its_key_stops_before_any_game(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(app, ["match", "llm-policy:model=openai/gpt-4o-mini", "random", "--env", str(ENV),
-                                      "--games", "2", "--out", str(tmp_path / "m")])
+    result = CliRunner().invoke(
+        app, ["match", "llm-policy:model=openai/gpt-4o-mini", "random", "--env", str(ENV), "--games", "2", "--out", str(tmp_path / "m")]
+    )
     assert result.exit_code != 0
     assert "OPENAI_API_KEY" in result.output
     assert not (tmp_path / "m" / "games.jsonl").exists()

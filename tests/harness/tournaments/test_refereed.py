@@ -91,11 +91,13 @@ def test_a_seat_starts_a_new_process_after_a_crash(plugin):
     seat = Seat("a")
     try:
         player = seat.new_game(env.rules, "crash:colour=black,after=0", 0, 0, "A, black")
-        with pytest.raises(AgentFailed, match=r"'crash:colour=black,after=0' \(A, black\): its player process exited "
-                                              r"with code 3"):
+        with pytest.raises(
+            AgentFailed,
+            match=r"'crash:colour=black,after=0' \(A, black\): its player process exited "
+            r"with code 3",
+        ):
             player.act(_observation(env))
-        assert seat.new_game(env.rules, "random", 0, 0).act(_observation(env)) in env.rules.legal_moves(
-            env.rules.initial_state())
+        assert seat.new_game(env.rules, "random", 0, 0).act(_observation(env)) in env.rules.legal_moves(env.rules.initial_state())
         assert seat.started == 2
     finally:
         seat.close()
@@ -105,18 +107,24 @@ def _observation(env):
     return observe(env.rules, env.rules.initial_state())
 
 
-@pytest.mark.parametrize("how, reason", [
-    ("exit", "its player process exited with code 3"),
-    ("raise", "failed to choose a move: RuntimeError: boom"),
-    ("type", "failed to choose a move: TypeError: act\\(\\) returned 'd3'"),
-    ("wire", "broke the referee's protocol: op 'move': field 'move' must be an integer"),
-])
+@pytest.mark.parametrize(
+    "how, reason",
+    [
+        ("exit", "its player process exited with code 3"),
+        ("raise", "failed to choose a move: RuntimeError: boom"),
+        ("type", "failed to choose a move: TypeError: act\\(\\) returned 'd3'"),
+        ("wire", "broke the referee's protocol: op 'move': field 'move' must be an integer"),
+    ],
+)
 def test_a_failing_agent_stops_the_run_naming_the_game_and_the_agent(plugin, tmp_path, how, reason):
     """The agent fails in game 1 (its first game as white); game 0 stays in games.jsonl."""
     plan = make_plan(versus([f"crash:how={how}"], ["greedy"]), [7], 3, 0)
     spec = plan.pairings[0].a
-    with pytest.raises(GameFailed, match=rf"^env 7, {spec} vs greedy, game 1: AgentFailed: agent '{spec}' "
-                                         rf"\(A, white\): {reason}"):
+    with pytest.raises(
+        GameFailed,
+        match=rf"^env 7, {spec} vs greedy, game 1: AgentFailed: agent '{spec}' "
+        rf"\(A, white\): {reason}",
+    ):
         run_tournament(plan, tmp_path / "run", jobs=1)
     assert [line.game for line in read_games(tmp_path / "run")] == [0]
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
@@ -125,8 +133,11 @@ def test_a_failing_agent_stops_the_run_naming_the_game_and_the_agent(plugin, tmp
 
 def test_a_failing_agent_in_a_worker_is_named_too(plugin, tmp_path):
     plan = make_plan(versus(["random"], ["crash:colour=black"]), [0], 4, 0)
-    with pytest.raises(GameFailed, match=r"env 0, random vs crash:colour=black, game [13]: AgentFailed: agent "
-                                         r"'crash:colour=black' \(B, black\): its player process exited with code 3"):
+    with pytest.raises(
+        GameFailed,
+        match=r"env 0, random vs crash:colour=black, game [13]: AgentFailed: agent "
+        r"'crash:colour=black' \(B, black\): its player process exited with code 3",
+    ):
         run_tournament(plan, tmp_path / "run", jobs=2)
     assert all(line.game % 2 == 0 for line in read_games(tmp_path / "run"))  # only games it played as white
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "failed"
@@ -147,5 +158,4 @@ def test_one_shared_player_process_plays_the_same_games_as_two(tmp_path):
         per_side = [play_task(task, two) for task in plan.tasks()]
         shared = [play_task(task, one) for task in plan.tasks()]
         assert (two.a.started, two.b.started, one.a.started) == (1, 1, 1) and one.b is one.a
-    assert [line.model_copy(update={"seconds": 0.0}) for line in shared] == \
-        [line.model_copy(update={"seconds": 0.0}) for line in per_side]
+    assert [line.model_copy(update={"seconds": 0.0}) for line in shared] == [line.model_copy(update={"seconds": 0.0}) for line in per_side]

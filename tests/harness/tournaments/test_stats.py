@@ -9,13 +9,7 @@ from harness.tournaments.stats import wilson
 
 @pytest.mark.parametrize(
     ("successes", "n", "expected"),
-    [
-        (5, 10, (0.2366, 0.7634)),
-        (0, 20, (0.0, 0.1611)),
-        (20, 20, (0.8389, 1.0)),
-        (1, 10, (0.0179, 0.4042)),
-        (50, 100, (0.4038, 0.5962)),
-    ],
+    [(5, 10, (0.2366, 0.7634)), (0, 20, (0.0, 0.1611)), (20, 20, (0.8389, 1.0)), (1, 10, (0.0179, 0.4042)), (50, 100, (0.4038, 0.5962))],
 )
 def test_known_values(successes, n, expected):
     low, high = wilson(successes, n)

@@ -65,8 +65,7 @@ def test_once_settled_neither_the_grace_timer_nor_a_signal_cuts_the_wrap_up():
 
 def test_the_first_signal_calls_on_first_and_the_second_on_force_before_raising():
     events: list[str] = []
-    stop = StopRequest(grace_s=None, say=lambda _: None, on_first=lambda: events.append("first"),
-                       on_force=lambda: events.append("force"))
+    stop = StopRequest(grace_s=None, say=lambda _: None, on_first=lambda: events.append("first"), on_force=lambda: events.append("force"))
     stop.handle(signal.SIGTERM, None)
     assert events == ["first"] and stop._timer is None and stop.reason() == "interrupted by SIGTERM"
     with pytest.raises(KeyboardInterrupt):

@@ -11,14 +11,7 @@ from agents.base import Agent
 from agents.spec import AgentEntry, AgentSpecError
 from harness.registry import specs as agent_registry
 from harness.registry.specs import registry
-from harness.tournaments.plan import (
-    GameFailed,
-    Pairing,
-    TournamentError,
-    make_plan,
-    round_robin,
-    versus,
-)
+from harness.tournaments.plan import GameFailed, Pairing, TournamentError, make_plan, round_robin, versus
 from harness.tournaments.results import PRIVILEGED_NOTE, Rates, TournamentResults
 from harness.tournaments.tournament import check_run_dir, read_games, run_tournament
 
@@ -134,7 +127,10 @@ def test_privileged_agents_are_granted_a_recorded_simulator(tmp_path):
 
 def test_pairings():
     assert round_robin(["random", "greedy", "corner"]) == (
-        Pairing("random", "greedy"), Pairing("random", "corner"), Pairing("greedy", "corner"))
+        Pairing("random", "greedy"),
+        Pairing("random", "corner"),
+        Pairing("greedy", "corner"),
+    )
     assert versus(["greedy"], ["random", "greedy"]) == (Pairing("greedy", "random"), Pairing("greedy", "greedy"))
     with pytest.raises(TournamentError, match="at least two agents"):
         round_robin(["random"])

@@ -28,8 +28,7 @@ LLM_ENV = 3  # X-Squares: obstacles on the board
 @pytest.fixture(scope="session")
 def llm_run(tmp_path_factory) -> Path:
     """An `arena run` of mock/random-legal: 2 adaptation games, 2 evaluation games against random, a belief at 2."""
-    config = LlmRunConfig(model="mock/random-legal", env=LLM_ENV, budget=2, eval_games=2, opponents=("random",), seed=0,
-                          checkpoints=(2,))
+    config = LlmRunConfig(model="mock/random-legal", env=LLM_ENV, budget=2, eval_games=2, opponents=("random",), seed=0, checkpoints=(2,))
     return run_llm(config, out=tmp_path_factory.mktemp("llm"), run_id="r")
 
 
@@ -37,8 +36,25 @@ def llm_run(tmp_path_factory) -> Path:
 def tournament_run(tmp_path_factory) -> Path:
     """`arena tournament`: llm-policy (mock/random-legal) against random on env 0, 2 games, in this process."""
     out = tmp_path_factory.mktemp("tournament") / "t"
-    result = CliRunner().invoke(app, ["tournament", "--agents", "llm-policy:model=mock/random-legal", "--vs", "random",
-                                      "--envs", "0", "--games", "2", "--jobs", "1", "--in-process", "--out", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "tournament",
+            "--agents",
+            "llm-policy:model=mock/random-legal",
+            "--vs",
+            "random",
+            "--envs",
+            "0",
+            "--games",
+            "2",
+            "--jobs",
+            "1",
+            "--in-process",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return out
 

@@ -23,13 +23,32 @@ def _no_name_cut(output: str, names) -> None:
 
 def test_match_and_tournament_tables_keep_every_agent_name(monkeypatch, tmp_path):
     monkeypatch.setenv("COLUMNS", "80")
-    result = CliRunner().invoke(app, ["match", LONG_A, LONG_B, "--env", "0", "--games", "2", "--jobs", "1", "--in-process",
-                                      "--out", str(tmp_path / "m")])
+    result = CliRunner().invoke(
+        app, ["match", LONG_A, LONG_B, "--env", "0", "--games", "2", "--jobs", "1", "--in-process", "--out", str(tmp_path / "m")]
+    )
     assert result.exit_code == 0, result.output
     _no_name_cut(result.output, [LONG_A, LONG_B])
-    result = CliRunner().invoke(app, ["tournament", "--agents", "llm-policy:model=mock/first-legal", "--agents", LONG_A,
-                                      "--vs", LONG_B, "--envs", "0,3", "--games", "1", "--jobs", "1", "--in-process",
-                                      "--out", str(tmp_path / "t")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "tournament",
+            "--agents",
+            "llm-policy:model=mock/first-legal",
+            "--agents",
+            LONG_A,
+            "--vs",
+            LONG_B,
+            "--envs",
+            "0,3",
+            "--games",
+            "1",
+            "--jobs",
+            "1",
+            "--in-process",
+            "--out",
+            str(tmp_path / "t"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "#1 = " in result.output  # too wide for 80 columns whole: short labels and a legend
     _no_name_cut(result.output, ["llm-policy:model=mock/first-legal", LONG_A, LONG_B])
@@ -50,7 +69,25 @@ def test_demo_comparison_table_keeps_every_agent_name():
 
 def test_run_report_keeps_the_agent_and_model_names(monkeypatch, tmp_path):
     monkeypatch.setenv("COLUMNS", "80")
-    result = CliRunner().invoke(app, ["run", "--model", "mock/first-legal", "--env", "3", "--budget", "1", "--eval-games", "1",
-                                      "--opponents", "mcts:n=2,c=1.0", "--checkpoints", "", "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--model",
+            "mock/first-legal",
+            "--env",
+            "3",
+            "--budget",
+            "1",
+            "--eval-games",
+            "1",
+            "--opponents",
+            "mcts:n=2,c=1.0",
+            "--checkpoints",
+            "",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     _no_name_cut(result.output, ["llm-policy", "mock/first-legal", "mcts:n=2,c=1.0"])

@@ -15,7 +15,6 @@ READY = "document.body && document.body.dataset.ready"
 DOM_BOARD = "Array.from(document.querySelectorAll('#board .cell')).map(c => c.dataset.state).join('')"
 
 
-
 def open_page(browser, page_path, query=""):
     page = browser.new_page()
     page.goto(page_path.as_uri() + query)

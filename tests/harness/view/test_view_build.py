@@ -19,7 +19,7 @@ from harness.view.serve import make_server, server_url
 def page_index(page) -> ViewIndex:
     text = page.read_text(encoding="utf-8")
     start = text.index('id="arena-index">') + len('id="arena-index">')
-    return ViewIndex.model_validate_json(text[start:text.index("</script>", start)].replace("<\\/", "</"))
+    return ViewIndex.model_validate_json(text[start : text.index("</script>", start)].replace("<\\/", "</"))
 
 
 def chunk(page, chunk_id):

@@ -28,6 +28,7 @@ def _drive(limit: AdaptiveLimit, outcomes: list[str]) -> None:
         for outcome in outcomes:
             async with limit.slot() as slot:
                 slot.throttled, slot.succeeded = outcome == "429", outcome == "ok"
+
     asyncio.run(main())
 
 
@@ -40,6 +41,7 @@ def test_the_limit_halves_once_per_window_and_grows_back_to_the_ceiling() -> Non
     async def late_throttle() -> None:
         async with limit.slot() as slot:
             slot.epoch, slot.throttled = stale - 1, True
+
     asyncio.run(late_throttle())
     assert limit.limit == 16
     _drive(limit, ["429"] * 10)
@@ -51,8 +53,14 @@ def test_the_limit_halves_once_per_window_and_grows_back_to_the_ceiling() -> Non
 
 
 def _client(server: StubServer, concurrency: int) -> ModelClient:
-    return ModelClient(STUB_MODEL, options=ModelOptions(api_base=server.url, timeout=20.0), concurrency=concurrency,
-                       max_retries=12, backoff_base_s=0.01, max_retry_after_s=120.0)
+    return ModelClient(
+        STUB_MODEL,
+        options=ModelOptions(api_base=server.url, timeout=20.0),
+        concurrency=concurrency,
+        max_retries=12,
+        backoff_base_s=0.01,
+        max_retry_after_s=120.0,
+    )
 
 
 def _ask(client: ModelClient, number: int) -> Any:
@@ -108,13 +116,13 @@ def test_cached_prompt_tokens_are_priced_at_the_cached_rate() -> None:
     litellm = import_litellm()
     prices = litellm.model_cost["gpt-4o-mini"]
     assert prices["cache_read_input_token_cost"] < prices["input_cost_per_token"]
-    raw = litellm.ModelResponse(model="gpt-4o-mini", choices=[{"message": {"role": "assistant", "content": "MOVE: d3"},
-                                                               "finish_reason": "stop", "index": 0}],
-                                usage={"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100,
-                                       "prompt_tokens_details": {"cached_tokens": 800}})
+    raw = litellm.ModelResponse(
+        model="gpt-4o-mini",
+        choices=[{"message": {"role": "assistant", "content": "MOVE: d3"}, "finish_reason": "stop", "index": 0}],
+        usage={"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100, "prompt_tokens_details": {"cached_tokens": 800}},
+    )
     response = response_from_litellm(litellm, "openai/gpt-4o-mini", raw)
-    expected = (200 * prices["input_cost_per_token"] + 800 * prices["cache_read_input_token_cost"]
-                + 100 * prices["output_cost_per_token"])
+    expected = 200 * prices["input_cost_per_token"] + 800 * prices["cache_read_input_token_cost"] + 100 * prices["output_cost_per_token"]
     assert response.cached_tokens == 800
     assert response.cost_usd == pytest.approx(expected, rel=1e-9)
     uncached = 1000 * prices["input_cost_per_token"] + 100 * prices["output_cost_per_token"]

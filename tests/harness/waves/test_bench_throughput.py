@@ -15,8 +15,11 @@ from harness.cli.main import app
 def test_bench_harness_stub_prints_rates_and_projections(monkeypatch: pytest.MonkeyPatch) -> None:
     # the projections priced for a mock model: its tokens counted at four characters each (litellm's tokenizer is slow)
     monkeypatch.setattr(bench_throughput, "project", functools.partial(project, price_model="mock/first-legal"))
-    result = CliRunner().invoke(app, ["bench", "harness", "--stub", "--latency", "0.01", "--concurrency", "4", "--wave", "2",
-                                      "--budget", "2", "--eval-games", "1"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    result = CliRunner().invoke(
+        app,
+        ["bench", "harness", "--stub", "--latency", "0.01", "--concurrency", "4", "--wave", "2", "--budget", "2", "--eval-games", "1"],
+        env={"COLUMNS": "200", "NO_COLOR": "1"},
+    )
     assert result.exit_code == 0, result.output
     assert "adaptation" in result.output and "evaluation" in result.output
     assert "llm-policy (W=1)" in result.output and "llm-policy (W=2)" in result.output and "16x16" in result.output
@@ -25,8 +28,9 @@ def test_bench_harness_stub_prints_rates_and_projections(monkeypatch: pytest.Mon
 
 
 def test_waves_shorten_the_projected_run_and_bad_options_are_named() -> None:
-    measured = Throughput(1.0, 64, 64, "none", PhaseRate("adaptation", 1000, 20.0, 800, 16.0),
-                          PhaseRate("evaluation", 500, 10.0, 400, 8.0), 64.0, 64.0, 30.0)
+    measured = Throughput(
+        1.0, 64, 64, "none", PhaseRate("adaptation", 1000, 20.0, 800, 16.0), PhaseRate("evaluation", 500, 10.0, 400, 8.0), 64.0, 64.0, 30.0
+    )
     one, wave = project(measured, "llm-policy", 0, wave=1), project(measured, "llm-policy", 0, wave=64)
     assert one.calls == wave.calls and wave.wall_s * 32 < one.wall_s  # the same calls, 64 at once instead of one
     assert wave.wall_s < 3600  # 50 calls/s: a full run on env 0 in under an hour

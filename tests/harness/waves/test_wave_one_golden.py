@@ -25,8 +25,9 @@ GOLDEN_DIR = Path(__file__).resolve().parents[2] / "golden" / "waves"
 
 CASES: dict[str, dict[str, Any]] = {
     "llm-policy": dict(model="mock/random-legal", env=21, budget=6, eval_games=2, seed=4, checkpoints=(2, 6)),
-    "llm-strategist": dict(model="mock/reasoner", agent="llm-strategist", env=12, budget=8, eval_games=2, seed=2,
-                           batch=4, search_depth=2, checkpoints=(4, 8)),
+    "llm-strategist": dict(
+        model="mock/reasoner", agent="llm-strategist", env=12, budget=8, eval_games=2, seed=2, batch=4, search_depth=2, checkpoints=(4, 8)
+    ),
 }
 
 
@@ -39,14 +40,37 @@ def wave_one(case: dict[str, Any]) -> dict[str, Any]:
 
 def run_lines(result: RunResult) -> list[str]:
     """The run as compared lines: every game, then every call, each as sorted JSON."""
-    lines = [{"game": game.phase, "index": game.game_index, "moves": list(game.moves), "discs": [game.black_discs, game.white_discs],
-              "rewards": list(game.rewards), "forfeit_by": game.forfeit_by, "failures": game.failures.model_dump(),
-              "black": game.black, "white": game.white, "opponent": game.opponent, "calls": list(game.call_indices or ())}
-             for game in result.games]
-    lines += [{"call": call.call_index, "phase": call.phase, "index": call.game_index, "ply": call.ply, "attempt": call.attempt,
-               "messages": hashlib.sha256(json.dumps(call.messages, sort_keys=True).encode()).hexdigest(),
-               "reply": call.reply, "verdict": call.verdict, "parsed": call.parsed_move, "tokens": [call.tokens_in, call.tokens_out]}
-              for call in result.calls]
+    lines = [
+        {
+            "game": game.phase,
+            "index": game.game_index,
+            "moves": list(game.moves),
+            "discs": [game.black_discs, game.white_discs],
+            "rewards": list(game.rewards),
+            "forfeit_by": game.forfeit_by,
+            "failures": game.failures.model_dump(),
+            "black": game.black,
+            "white": game.white,
+            "opponent": game.opponent,
+            "calls": list(game.call_indices or ()),
+        }
+        for game in result.games
+    ]
+    lines += [
+        {
+            "call": call.call_index,
+            "phase": call.phase,
+            "index": call.game_index,
+            "ply": call.ply,
+            "attempt": call.attempt,
+            "messages": hashlib.sha256(json.dumps(call.messages, sort_keys=True).encode()).hexdigest(),
+            "reply": call.reply,
+            "verdict": call.verdict,
+            "parsed": call.parsed_move,
+            "tokens": [call.tokens_in, call.tokens_out],
+        }
+        for call in result.calls
+    ]
     return [json.dumps(line, sort_keys=True) for line in lines]
 
 

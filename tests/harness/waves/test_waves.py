@@ -23,8 +23,9 @@ from harness.runs.replay import replay_run
 from harness.runs.rerun import rerun
 from harness.testing.runs import RunResult, read_run, run_arena
 
-WAVE_RUN: dict[str, Any] = dict(model="mock/random-legal", env=21, budget=20, eval_games=2, seed=6, checkpoints=(10,),
-                                wave=16, concurrency=32)
+WAVE_RUN: dict[str, Any] = dict(
+    model="mock/random-legal", env=21, budget=20, eval_games=2, seed=6, checkpoints=(10,), wave=16, concurrency=32
+)
 GAMES_FINISHED = re.compile(r"Games finished: (\d+)\.")
 
 
@@ -65,8 +66,9 @@ def test_a_wave_of_16_plays_every_budgeted_game_once_and_replays(tmp_path: Path)
 def test_an_interrupt_in_the_middle_of_a_wave_resumes_without_replaying_a_counted_game(tmp_path: Path) -> None:
     # In process (the hook runs between two moves); failed calls forfeit at once, so the games of a wave end at
     # different plies and the first is written while the others are still under way.
-    config = LlmRunConfig(**{**WAVE_RUN, "checkpoints": (), "referee": False, "model": "mock/flaky-random-legal",
-                             "max_retries": 0, "backoff_base_s": 0.01})
+    config = LlmRunConfig(
+        **{**WAVE_RUN, "checkpoints": (), "referee": False, "model": "mock/flaky-random-legal", "max_retries": 0, "backoff_base_s": 0.01}
+    )
     whole = read_run(run_llm(config, out=tmp_path / "whole", run_id="r"))
     written: list[int] = []
 

@@ -147,7 +147,8 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "search_kernels",
         ("agents/search/negamax.py", "agents/search/mcts_kernel.py"),
-        ("tests/agents/test_search_kernels_mutants.py", "tests/agents/test_mcts_kernel_mutants.py"),
+        ("tests/agents/test_search_kernels_mutants.py", "tests/agents/test_mcts_kernel_mutants.py",
+         "tests/agents/test_negamax_mutants.py"),
         jit_off=True,
     ),
 )

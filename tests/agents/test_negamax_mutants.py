@@ -1,0 +1,45 @@
+"""More alpha-beta kernel checks for the "search_kernels" mutation group (JIT off): a total turn limit that ends
+the game inside the horizon, so the counting mode, finished games and count-indexed weights all decide the values.
+
+Every expected value comes from ``search_reference.Minimax`` (a plain minimax over ``Rules``, no kernel inside).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from search_reference import FOUR, Minimax, k_utility, tie_set
+from test_search_kernels_mutants import WEIGHTS, check_search
+
+from agents.search.api import Searcher, SearchTables
+from agents.search.features import FEATURES
+from engine.rules import Rules
+
+
+@pytest.mark.parametrize("limit", [2, 3])
+def test_a_total_turn_limit_ends_the_game_inside_the_horizon(limit):
+    rules = Rules(FOUR, limit, "total")
+    tables = SearchTables(FOUR, tt_bits=10)
+    utility = k_utility(FOUR.cells, "0.6")
+    state = rules.initial_state()
+    for use_tt in (True, False):
+        check_search(rules, state, limit + 1, WEIGHTS, utility, use_tt=use_tt, tables=tables)
+    check_search(rules, state, limit + 1, WEIGHTS, utility, use_tt=True, tables=tables, evaluate_finished=True)
+
+
+def test_count_indexed_weights_decide_evaluated_finished_games():
+    rules = Rules(FOUR, 3, "total")
+    tables = SearchTables(FOUR, tt_bits=10)
+    rng = np.random.default_rng(11)
+    pairs = rng.normal(size=(FOUR.cells + 1, FOUR.cells + 1, 2)) * 3
+    table = np.zeros((FOUR.cells + 1, FOUR.cells + 1, len(FEATURES)))
+    table[..., FEATURES.index("discs")], table[..., FEATURES.index("mobility")] = pairs[..., 0], pairs[..., 1]
+    state = rules.initial_state()
+    for depth in (2, 4):
+        searcher = Searcher(rules, table, None, tables=tables, evaluate_finished=True)
+        reference = Minimax(rules, state.to_move, pairs, None)
+        expected = reference.children(state, depth)
+        result = searcher.search(state, depth)
+        assert result.value == pytest.approx(max(expected.values()), abs=1e-9)
+        assert set(result.ties) == tie_set(expected)
+        assert searcher.minimax_value(state, depth) == pytest.approx(result.value, abs=1e-9)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from search_positions import live_positions
 from search_reference import FOUR, Minimax, k_utility, tie_set
 from test_search_kernels_mutants import WEIGHTS, check_search
 
@@ -43,3 +44,13 @@ def test_count_indexed_weights_decide_evaluated_finished_games():
         assert result.value == pytest.approx(max(expected.values()), abs=1e-9)
         assert set(result.ties) == tie_set(expected)
         assert searcher.minimax_value(state, depth) == pytest.approx(result.value, abs=1e-9)
+
+
+def test_a_second_search_of_the_same_position_answers_from_the_table():
+    """The second search meets the first one's entries at equal depths: cutoffs and stored moves must keep the values."""
+    rules = Rules(FOUR)
+    tables = SearchTables(FOUR, tt_bits=10)
+    utility = k_utility(FOUR.cells, "0.6")
+    for state in live_positions(rules, seed=31, count=1, max_plies=6):
+        for depth in (4, 4):
+            check_search(rules, state, depth, WEIGHTS, utility, use_tt=True, tables=tables)

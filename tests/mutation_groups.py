@@ -52,9 +52,7 @@ MODEL_TESTS = (
 
 GROUPS: tuple[Group, ...] = (
     Group(
-        "interval_belief",
-        ("agents/interval_belief.py",),
-        ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py"),
+        "interval_belief", ("agents/interval_belief.py",), ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py")
     ),
     Group(
         "rules",
@@ -67,8 +65,11 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "play",
         ("harness/play/game.py", "harness/play/grants.py", "harness/play/decisions.py"),
-        ("tests/harness/play", "--deselect",
-         "tests/harness/play/test_privileged_grants.py::test_evaluation_grants_do_not_show_the_condition"),
+        (
+            "tests/harness/play",
+            "--deselect",
+            "tests/harness/play/test_privileged_grants.py::test_evaluation_grants_do_not_show_the_condition",
+        ),
     ),
     # The records' critical path: transcripts (writer, reader, resume), the hash chain, the integrity checks, the
     # commitment, the entries. Not interrupts.py, lock.py (its functions are decorated: no mutants) or provenance.py;
@@ -147,8 +148,7 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "search_kernels",
         ("agents/search/negamax.py", "agents/search/mcts_kernel.py"),
-        ("tests/agents/test_search_kernels_mutants.py", "tests/agents/test_mcts_kernel_mutants.py",
-         "tests/agents/test_negamax_mutants.py"),
+        ("tests/agents/test_search_kernels_mutants.py", "tests/agents/test_mcts_kernel_mutants.py", "tests/agents/test_negamax_mutants.py"),
         jit_off=True,
     ),
 )

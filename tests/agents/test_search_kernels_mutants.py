@@ -23,12 +23,14 @@ from engine.state import BLACK, PASS, WHITE, State
 WEIGHTS = (1.0, 3.0)  # discs, mobility
 
 
-def check_search(rules: Rules, state: State, depth: int, weights, utility, *, use_tt: bool,
-                 tables: SearchTables, evaluate_finished: bool = False) -> None:
+def check_search(
+    rules: Rules, state: State, depth: int, weights, utility, *, use_tt: bool, tables: SearchTables, evaluate_finished: bool = False
+) -> None:
     """One search against the reference: value, values, ties, best move, order, completed depth."""
     kernel_weights = vector(*weights) if isinstance(weights, tuple) else weights
-    searcher = Searcher(rules, kernel_weights, None if evaluate_finished else utility, use_tt=use_tt, tables=tables,
-                        evaluate_finished=evaluate_finished)
+    searcher = Searcher(
+        rules, kernel_weights, None if evaluate_finished else utility, use_tt=use_tt, tables=tables, evaluate_finished=evaluate_finished
+    )
     reference = Minimax(rules, state.to_move, weights, None if evaluate_finished else utility)
     assert searcher.scale == pytest.approx(reference.scale)
     expected = reference.children(state, depth)
@@ -188,8 +190,7 @@ def test_a_deadline_in_the_past_keeps_the_last_complete_iteration():
     assert timed.nodes == negamax.CHECK_EVERY
     assert 1 <= timed.depth < 8
     complete = searcher.search(state, timed.depth)
-    assert (timed.move, timed.value, timed.moves, timed.values) == (
-        complete.move, complete.value, complete.moves, complete.values)
+    assert (timed.move, timed.value, timed.moves, timed.values) == (complete.move, complete.value, complete.moves, complete.values)
     deeper = searcher.search(state, timed.depth + 1)  # no deadline: the same search runs past CHECK_EVERY nodes
     assert deeper.depth == timed.depth + 1 and deeper.nodes > negamax.CHECK_EVERY
     first = searcher.search(state, 1)
@@ -216,8 +217,7 @@ def test_an_uneven_utility_evaluated_finished_games_and_two_word_boards():
             late.append(state)
     for i, state in enumerate(late):
         check_search(rules, state, 3, WEIGHTS, uneven, use_tt=i % 2 == 0, tables=tables)
-        check_search(rules, state, 2 + i % 2, WEIGHTS, uneven, use_tt=i % 2 == 1, tables=tables,
-                     evaluate_finished=True)
+        check_search(rules, state, 2 + i % 2, WEIGHTS, uneven, use_tt=i % 2 == 1, tables=tables, evaluate_finished=True)
     wide = Rules(WIDE, 6, "total")
     wide_tables = SearchTables(WIDE, tt_bits=10)
     for i, state in enumerate(live_positions(wide, seed=2, count=2, max_plies=8)):

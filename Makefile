@@ -60,11 +60,13 @@ test: venv numba-cache sandbox-tools browser-tools
 	$(VENV)/bin/python -m pytest -n 2
 	$(MAKE) --no-print-directory coverage-floor
 
-# The kernel tests with numba's JIT off (the kernels run as Python, so their lines are traced):
-# the bit operations, the rules, passes, replay, a perft and one reference comparison.
-KERNEL_TESTS := tests/engine/test_bits.py tests/engine/test_kernel_edges.py tests/engine/test_rules.py tests/engine/test_playout_passes.py \
-	tests/engine/test_replay.py "tests/engine/test_perft.py::test_standard_8x8_perft[2]" \
-	"tests/engine/test_against_reference.py::test_random_games_match_reference[1]"
+# The kernel tests with numba's JIT off (the kernels run as Python, so their lines are traced): the hand-computed
+# positions and the comparisons with the pure-Python reference written for the kernels' mutants (about 10 s; the
+# playout-distribution, perft and random-game tests stay in the suite, with the JIT on).
+KERNEL_TESTS := tests/engine/test_bits.py tests/engine/test_bits_mutants.py tests/engine/test_kernels_mutants.py \
+	tests/engine/test_kernels_playouts_mutants.py tests/engine/test_kernel_edges.py tests/engine/test_rules.py \
+	"tests/engine/test_replay.py::test_a_missing_last_move_and_a_move_after_the_end_are_refused" \
+	"tests/engine/test_replay.py::test_replay_refuses_moves_that_are_not_ints"
 JIT_OFF := NUMBA_DISABLE_JIT=1 $(VENV)/bin/coverage run -m pytest -q -p no:cacheprovider -W "ignore:overflow encountered:RuntimeWarning"
 # The other critical modules' targeted tests (most written to kill their mutants), once with the JIT on: about 30 s.
 FLOOR_TESTS := tests/engine/test_rules_mutants.py tests/engine/test_rules_grid_mutants.py tests/agents/test_interval.py tests/agents/test_interval_belief_mutants.py tests/agents/test_search_api_mutants.py \

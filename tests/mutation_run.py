@@ -259,7 +259,7 @@ def spawn_group(group: Group, max_children: int, survivors_only: bool = False, f
 def _killed_and_total(report: Path) -> tuple[int, int]:
     if not report.exists():
         return 0, 0
-    counts = [c for c in json.loads(report.read_text())["by_module"].values()]
+    counts = list(json.loads(report.read_text())["by_module"].values())
     return sum(c.get(s, 0) for c in counts for s in KILLED), sum(sum(c.values()) for c in counts)
 
 

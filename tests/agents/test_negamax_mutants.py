@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from search_checks import WEIGHTS, check_search
 from search_positions import live_positions
 from search_reference import FOUR, Minimax, k_utility, tie_set
-from test_search_kernels_mutants import WEIGHTS, check_search
 
 from agents.search.api import Searcher, SearchTables
 from agents.search.features import FEATURES

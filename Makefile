@@ -34,9 +34,9 @@ browser-tools:
 		|| echo "note: could not install chromium (apt-get install -y chromium); the viewer's browser tests will skip"; \
 	else echo "note: chromium is missing: sudo apt-get install -y chromium (the viewer's browser tests skip without it)"; fi; }
 
-# numba's on-disk cache does not notice when a kernel that another module calls changes (agents/search/
-# ntuple_negamax.py calls agents/ntuple_kernel.py's), so it is dropped whenever any numba source changes.
-NUMBA_SOURCES := $(wildcard engine/*.py agents/search/*.py agents/*_kernel.py)
+# numba's on-disk cache does not notice when a kernel that another module calls changes (agents/ntuple/
+# negamax.py calls agents/ntuple/kernel.py's), so it is dropped whenever any numba source changes.
+NUMBA_SOURCES := $(wildcard engine/*.py agents/search/*.py agents/*/kernel.py agents/*/negamax.py)
 NUMBA_STAMP   := .numba_cache/.sources
 
 $(NUMBA_STAMP): $(NUMBA_SOURCES)
@@ -101,7 +101,7 @@ coverage: venv numba-cache
 	$(JIT_OFF) $(KERNEL_TESTS)
 	$(VENV)/bin/coverage combine -q
 	$(VENV)/bin/coverage json -q -o .coverage.json
-	$(VENV)/bin/coverage report --include="engine/*,harness/records/*,harness/runs/replay.py,harness/runs/rerun.py,harness/play/game.py,harness/prompting/moves.py,harness/models/errors.py,harness/models/client.py,agents/search/*,agents/interval_belief.py"
+	$(VENV)/bin/coverage report --include="engine/*,harness/records/*,harness/runs/replay.py,harness/runs/rerun.py,harness/play/game.py,harness/prompting/moves.py,harness/models/errors.py,harness/models/client.py,agents/search/*,agents/interval/belief.py"
 	$(VENV)/bin/python tests/coverage_floor.py .coverage.json
 
 # Mutation testing (docs/testing.md): mutmut (pinned in requirements.lock) on the critical modules, group by group

@@ -13,7 +13,7 @@ rescaled to [-1, 1] and averaged; weight vectors are L1-normalised and averaged.
 
 The (mu + lambda) evolution strategy of the n-tuple paper (Jaskowski 2014), which
 does select by a fitness, is here as well: :func:`plus_offspring` and
-:func:`plus_selection` (used by :mod:`agents.ntuple_train`).
+:func:`plus_selection` (used by :mod:`agents.ntuple.train`).
 """
 
 from __future__ import annotations

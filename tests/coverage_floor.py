@@ -30,7 +30,7 @@ CRITICAL: dict[str, tuple[float, float]] = {
     "harness/models/errors.py": (95, 90),
     "harness/models/client.py": (95, 90),
     "agents/search/api.py": (95, 90),
-    "agents/interval_belief.py": (95, 90),
+    "agents/interval/belief.py": (95, 90),
 }
 
 

@@ -52,7 +52,7 @@ MODEL_TESTS = (
 
 GROUPS: tuple[Group, ...] = (
     Group(
-        "interval_belief", ("agents/interval_belief.py",), ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py")
+        "interval_belief", ("agents/interval/belief.py",), ("tests/agents/test_interval.py", "tests/agents/test_interval_belief_mutants.py")
     ),
     Group(
         "rules",

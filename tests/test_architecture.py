@@ -66,7 +66,36 @@ OLD_MODULES = (
     "agents.llm",
     "agents.registry",
     "agents.search.bench",
+    "agents.simple",
+    "agents.positional",
+    "agents.minimax",
+    "agents.mcts",
+    "agents.posnet_kernel",
+    "agents.posnet_train",
+    "agents.ntuple_agent",
+    "agents.ntuple_kernel",
+    "agents.ntuple_nes",
+    "agents.ntuple_train",
+    "agents.search.ntuple_negamax",
+    "agents.az_agent",
+    "agents.az_net",
+    "agents.az_search",
+    "agents.az_train",
+    "agents.interval_belief",
+    "agents.reference_adapter",
+    "agents.data",
 )
+# Flat agent modules that became family packages: the package holds no code, so the old names do not import from it.
+OLD_FLAT_NAMES = (
+    ("agents.posnet", "posnet_table"),
+    ("agents.posnet", "PosNetAgent"),
+    ("agents.ntuple", "NTupleNetwork"),
+    ("agents.interval", "IntervalAgent"),
+    ("agents.adaptive_minimax", "AdaptiveMinimaxAgent"),
+)
+# agents/: one folder per family (each with its data), beside the modules every family shares.
+AGENT_FAMILIES = ("adaptive_minimax", "az", "heuristic", "interval", "ntuple", "posnet", "reference", "search")
+AGENTS_SHARED = ("base.py", "evolution.py", "spec.py")
 
 
 def test_import_contracts_hold():
@@ -103,3 +132,23 @@ def test_harness_holds_only_its_parts():
 @pytest.mark.parametrize("name", OLD_MODULES)
 def test_old_module_paths_are_gone(name):
     assert importlib.util.find_spec(name) is None, f"{name} still exists: import from its new home"
+
+
+@pytest.mark.parametrize(("package", "name"), OLD_FLAT_NAMES)
+def test_old_flat_agent_names_do_not_import_from_their_family_package(package, name):
+    assert not hasattr(importlib.import_module(package), name), f"{package} re-exports {name}: import it from its module"
+
+
+def test_agents_holds_only_its_families_and_the_shared_modules():
+    flat = sorted(p.name for p in (ROOT / "agents").glob("*.py") if p.name != "__init__.py")
+    folders = sorted(p.name for p in (ROOT / "agents").iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert flat == sorted(AGENTS_SHARED) and folders == sorted(AGENT_FAMILIES)
+
+
+@pytest.mark.parametrize("family", AGENT_FAMILIES)
+def test_each_agent_family_says_what_it_is_and_holds_no_code_in_its_package(family):
+    path = ROOT / "agents" / family / "__init__.py"
+    package = importlib.import_module(f"agents.{family}")
+    assert package.__doc__ and len(package.__doc__.strip()) > 40
+    code = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith(("import ", "from ", "def ", "class "))]
+    assert code == [], f"agents/{family}/__init__.py holds code (no shims, no re-exports): {code}"

@@ -82,4 +82,4 @@ def test_a_taken_name_a_missing_module_or_one_without_agents_is_refused(register
     with pytest.raises(AgentSpecError, match="agent name 'greedy' .* is taken"):
         specs.add_family_module("impostor")
     assert specs.registry()["fewest-replies"] is registered
-    assert specs.registry()["greedy"].factory.__module__ == "agents.simple"
+    assert specs.registry()["greedy"].factory.__module__ == "agents.heuristic.simple"

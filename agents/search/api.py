@@ -46,7 +46,7 @@ class SearchTables:
     """Per-layout search state: feature data, Zobrist keys, a transposition table, move buffers.
 
     ``positional``: the flat table of cell values of the ``positional`` feature
-    (and of move ordering); default ``agents.positional.positional_table``.
+    (and of move ordering); default ``agents.heuristic.positional.positional_table``.
     """
 
     def __init__(self, layout: Layout, tt_bits: int = DEFAULT_BITS, positional: np.ndarray | None = None) -> None:

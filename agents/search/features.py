@@ -13,7 +13,7 @@ lies in [-1, 1] (positive is good for the mover), in the order of ``FEATURES``:
 - ``frontier``: (opp - own) / (own + opp) frontier discs (discs with an empty
   neighbour in one of the eight directions; 0 when there are none).
 - ``positional``: the weighted piece counter of a table of cell values (by default
-  ``agents.positional.positional_table``; :func:`build_layout_features` takes any):
+  ``agents.heuristic.positional.positional_table``; :func:`build_layout_features` takes any):
   (sum of own cell values - sum of opponent cell values) / sum of |cell values|.
 - ``stability``: (own - opp) / (own + opp) stable discs (0 when there are none),
   counted by :func:`stable_discs`, a lower bound of the discs that can never flip.
@@ -23,7 +23,7 @@ Cell kinds (obstacles count as the board edge, "blocked" = off the board or an o
 - **corner**: a playable cell blocked on at least one horizontal side (left or
   right) *and* at least one vertical side (up or down). On a plain board these
   are the four corners; on No Corners the old C-squares. This is the same rule as
-  ``agents.positional`` uses. Such a cell may still be flippable along a diagonal
+  ``agents.heuristic.positional`` uses. Such a cell may still be flippable along a diagonal
   next to an obstacle; the ``stability`` feature is what measures unflippability.
 - **C-cells** of a corner: its playable orthogonal neighbours; **X-cells**: its
   playable diagonal neighbours. A corner is never a C- or X-cell.
@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from agents.positional import positional_table
+from agents.heuristic.positional import positional_table
 from agents.search.primitives import borrowed, count
 from agents.search.stability import axis_neighbours, row_bitboard, stable_discs
 from engine.bits import U64, ZERO, bb_and, bb_andnot, bb_or, bb_zero, lanes_merge, lanes_of, to_words

@@ -26,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from agents.base import AgentContext
-from agents.simple import RandomAgent
+from agents.heuristic.simple import RandomAgent
 from engine import make_env
 from engine.condition import Condition
 from engine.env_spec import seed_word

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from agents.ntuple_train import CurvePoint
+from agents.ntuple.train import CurvePoint
 
 
 def plot_learning_curve(curve: Sequence[CurvePoint], title: str, path: str | Path) -> Path:

@@ -100,10 +100,10 @@ def convergence_figure(summary: PaperSummary) -> Figure | None:
 def plot_posnet_tables(summary: PaperSummary, run_dir: Path) -> tuple[list[str], str | None]:
     """Figure 1: PosNet's value table on each layout of the run, if PosNet and its plotter exist."""
     try:
-        from agents.posnet import posnet_table
+        from agents.posnet.network import posnet_table
         from harness.bench.posnet_plot import plot_value_tables
     except ImportError as error:
-        return [], f"PosNet value tables (Figure 1) not plotted: {error} (agents.posnet / harness.bench.posnet_plot)"
+        return [], f"PosNet value tables (Figure 1) not plotted: {error} (agents.posnet.network / harness.bench.posnet_plot)"
     indices = sorted({env_id % len(layouts()) for env_id in summary.plan.env_ids if isinstance(env_id, int)})
     chosen = [layouts()[i] for i in indices]
     path = run_dir / "posnet-tables.png"

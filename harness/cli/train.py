@@ -3,7 +3,7 @@
 Writes the final population with the run's metadata to an .npz (default
 ``runs/<timestamp>-train-posnet/posnet.npz``) and, beside it, a PNG of the
 ensembled tables on the seven benchmark layouts (Figure 1 of the paper). The
-shipped weights (``agents/data/posnet.npz``) are only replaced when ``--out``
+shipped weights (``agents/posnet/data/posnet.npz``) are only replaced when ``--out``
 names that file.
 """
 
@@ -17,8 +17,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from agents.posnet import ensemble_table
-from agents.posnet_train import (
+from agents.posnet.network import ensemble_table
+from agents.posnet.train import (
     DEFAULT_SIGMA,
     PAPER_GENERATIONS,
     PAPER_LAYOUTS,
@@ -153,8 +153,8 @@ def ntuple(
     8x8, the layout-derived positional table elsewhere), both random with p=0.1, wins 1,
     draws 0.5. Writes the network (.npz) and the learning curve (.png).
     """
-    from agents.ntuple import NTupleError, load_network, save_network, shipped_name
-    from agents.ntuple_train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
+    from agents.ntuple.network import NTupleError, load_network, save_network, shipped_name
+    from agents.ntuple.train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
     from harness.bench.ntuple_plot import plot_learning_curve
     from harness.cli.options import resolve_target
 
@@ -222,7 +222,7 @@ def ntuple(
         ),
         soft_wrap=True,
     )
-    console.print(Text(f"network: {path} (shipped name for this layout: agents/data/{shipped_name(layout)})"), soft_wrap=True)
+    console.print(Text(f"network: {path} (shipped name for this layout: agents/ntuple/data/{shipped_name(layout)})"), soft_wrap=True)
     console.print(Text(f"curve:   {picture}"), soft_wrap=True)
 
 

@@ -2,7 +2,7 @@
 
 Checkpoints after every round to ``DIR/checkpoint.pt`` (``--resume DIR`` goes
 on from it) and writes the final network to ``DIR/az.pt``, the file the ``az``
-agent takes as ``weights=`` (the shipped one is ``agents/data/az.pt``). torch
+agent takes as ``weights=`` (the shipped one is ``agents/az/data/az.pt``). torch
 is imported only when the command runs.
 """
 
@@ -41,8 +41,8 @@ def az(
     benchmark's obstacle layouts among them), then takes --steps Adam steps on
     positions from recent rounds. Prints each round's losses; writes DIR/az.pt.
     """
-    from agents.az_net import save_net
-    from agents.az_train import AzTrainConfig, AzTrainError, train_az
+    from agents.az.net import save_net
+    from agents.az.train import AzTrainConfig, AzTrainError, train_az
 
     if resume and out is None:
         raise typer.BadParameter("--resume needs --out DIR: the run directory that holds checkpoint.pt")
@@ -94,4 +94,4 @@ def az(
         Text(f"{sum(r.games for r in reports):,} self-play games in {len(reports)} rounds, {duration(total)} of training in all"),
         soft_wrap=True,
     )
-    console.print(Text(f"network: {path} (the az agent's weights={path}; shipped: agents/data/az.pt)"), soft_wrap=True)
+    console.print(Text(f"network: {path} (the az agent's weights={path}; shipped: agents/az/data/az.pt)"), soft_wrap=True)

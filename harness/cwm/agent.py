@@ -3,7 +3,7 @@
 ``adapt(arena)``: (1) *explore*: ``explore_random`` uniformly random self-play games through
 :meth:`harness.play.arena.Arena.play_verified` (every ``holdout_every``-th held out: never shown to the model, it
 measures test accuracy), then, up to ``explore_games``, self-play steered towards the final share that splits the K
-still feasible (:mod:`agents.interval_belief`; :func:`agents.interval.probe_policies`, the interval agent's probes),
+still feasible (:mod:`agents.interval.belief`; :func:`agents.interval.agent.probe_policies`, the interval agent's probes),
 so the evidence pins K down. (2) *Synthesize and refine* (:class:`~harness.cwm.refine.Synthesizer`): a program from
 ``cwm_synthesize.j2``, refined (``conversation`` or ``tree`` mode) against the unit tests of the shown games
 (:mod:`harness.cwm.tests_from_games`) until it passes them all or the episode's calls are spent; the best is kept.
@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import AgentContext
-from agents.interval import IntervalConfig, final_total, probe_policies
-from agents.interval_belief import InconsistentRecord, KInterval, probe_target
+from agents.interval.agent import IntervalConfig, final_total, probe_policies
+from agents.interval.belief import InconsistentRecord, KInterval, probe_target
 from agents.search.api import SearchTables
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation

@@ -3,7 +3,7 @@
 For every final disc total the agent's games ended with, and every split of it
 (own = 0 .. total), the program's ``returns`` is asked on a position with those
 counts; each answer is read as a game's outcome and turned into constraints on
-K exactly (:mod:`agents.interval_belief`). The intersection is what the code
+K exactly (:mod:`agents.interval.belief`). The intersection is what the code
 says about K at the shares the games can reach; ``None`` when no threshold rule
 gives the program's answers (or the program fails).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agents.interval_belief import KInterval, constraints
+from agents.interval.belief import KInterval, constraints
 from engine.rules import Rules
 from harness.cwm.world import state_json
 from harness.sandbox.client import SandboxWorker

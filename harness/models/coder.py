@@ -11,7 +11,7 @@ from the layout). Its reward code is its hypothesis about the hidden rule:
 - asked to refine (failing tests shown), it reads every ``final discs black B,
   white W: ... returns [r0, r1]`` line of the dialogue (the evidence table and
   the failing outcome tests), deduces the feasible set of K exactly
-  (:mod:`agents.interval_belief`) and writes the threshold rule with the
+  (:mod:`agents.interval.belief`) and writes the threshold rule with the
   simplest K in that set: the decimal with the fewest digits, nearest the middle;
   K = 1.01 when the set is unbounded above (any K above 1 acts alike), -0.01
   when unbounded below. Evidence no threshold explains leaves the majority rule.
@@ -26,7 +26,7 @@ import random
 import re
 from fractions import Fraction
 
-from agents.interval_belief import HALF, InconsistentRecord, KInterval, constraints
+from agents.interval.belief import HALF, InconsistentRecord, KInterval, constraints
 from harness.models.messages import Messages, message_text
 
 _EVIDENCE = re.compile(r"final discs black (\d+), white (\d+): (?:expected )?returns \[\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*\]")

@@ -3,7 +3,7 @@
 It reads only what a real model would: the episode memory of the strategy prompt
 (``prompts/memory.j2``): the table of recent games (game, colour, own, opponent,
 empty, rho, reward) and the summary of all games by rho bin. From the rows it
-deduces the feasible set of the threshold K exactly (:mod:`agents.interval_belief`);
+deduces the feasible set of the threshold K exactly (:mod:`agents.interval.belief`);
 each bin adds what any share inside it would imply (the hull of the constraints
 at the bin's two ends, so the deduction stays sound); it states the result as its belief, and picks a target
 share: while the outcome of some reachable share is still uncertain, the share
@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 
-from agents.interval_belief import HALF, InconsistentRecord, KInterval, constraints, probe_target, share_constraint
+from agents.interval.belief import HALF, InconsistentRecord, KInterval, constraints, probe_target, share_constraint
 from harness.models.messages import Messages, last_user_text
 
 _ROW = re.compile(r"^\s*(\d+)\s*\|\s*(black|white)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*[\d.]+\s*\|\s*([+-]?\d)\s*$", re.MULTILINE)

@@ -10,7 +10,7 @@ are timed with the same code. A *game* is any object with the CWM functions:
 
 MCTS values are win rates from the view of the player who moved into a node: a
 return r counts (r + 1) / 2, so a win is 1, a draw 0.5, a loss 0 (as in
-``agents.mcts``). Minimax values are returns, in [-1, 1], from the view of the
+``agents.search.mcts``). Minimax values are returns, in [-1, 1], from the view of the
 player to move at the root (see :func:`minimax`).
 """
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import reference_othello as ref
 
-import agents.adaptive_minimax as am
-from agents.adaptive_minimax import UTILITY_TERMS, AdaptiveMinimaxAgent, parameter_count, table_for, weightnet
+import agents.adaptive_minimax.agent as am
+from agents.adaptive_minimax.agent import UTILITY_TERMS, AdaptiveMinimaxAgent, parameter_count, table_for, weightnet
 from agents.base import AgentContext
 from agents.evolution import ensemble_weights, select_survivors
-from agents.positional import positional_table
+from agents.heuristic.positional import positional_table
 from agents.search.api import SearchTables, minimax_value, search_position
 from agents.search.features import FEATURES, feature_values, weight_table, weights_array
 from engine.environments import make_env
@@ -274,10 +274,10 @@ def test_value_table_switches_to_posnet_when_it_exists(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
     assert np.array_equal(table_for(layout), positional_table(layout))
     monkeypatch.undo()
-    fake = types.ModuleType("agents.posnet")
-    fake.__spec__ = importlib.machinery.ModuleSpec("agents.posnet", None)
+    fake = types.ModuleType("agents.posnet.network")
+    fake.__spec__ = importlib.machinery.ModuleSpec("agents.posnet.network", None)
     fake.posnet_table = lambda layout: np.full(layout.cells, 0.5)
-    monkeypatch.setitem(sys.modules, "agents.posnet", fake)
+    monkeypatch.setitem(sys.modules, "agents.posnet.network", fake)
     assert np.array_equal(table_for(layout), np.full(64, 0.5))
     agent = AdaptiveMinimaxAgent(AgentContext(RULES), np.random.default_rng(0), population=2)
     assert np.array_equal(agent.tables.features.table, np.full(64, 0.5))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.adaptive_minimax import _TERM_FEATURES, AdaptiveMinimaxAgent, weightnet
+from agents.adaptive_minimax.agent import _TERM_FEATURES, AdaptiveMinimaxAgent, weightnet
 from agents.base import AgentContext
 from agents.search.features import FEATURES
 from engine import make_env

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.base import AgentContext
-from agents.interval import IntervalAgent, IntervalConfig, final_total, play_weights, remaining_placements
-from agents.interval_belief import (
+from agents.interval.agent import IntervalAgent, IntervalConfig, final_total, play_weights, remaining_placements
+from agents.interval.belief import (
     HALF,
     InconsistentRecord,
     KInterval,
@@ -290,7 +290,7 @@ def test_adapt_after_freeze_is_refused():
 
 
 def test_short_games_on_small_boards_are_solved_exactly_sooner():
-    from agents.interval import Searcher
+    from agents.interval.agent import Searcher
     from agents.search.api import SearchTables
 
     env = make_env(54)  # the 6x8 layout with a 10-turn limit

@@ -2,7 +2,7 @@
 
 Written against the mutants `make mutation MODULES=interval_belief` found alive (docs/testing.md):
 each test pins one boundary the module's other tests left free. Expected values are worked out by
-hand from the rule in agents/interval_belief.py's docstring, never by calling the module twice.
+hand from the rule in agents/interval/belief.py's docstring, never by calling the module twice.
 """
 
 from dataclasses import dataclass
@@ -10,7 +10,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from agents.interval_belief import (
+from agents.interval.belief import (
     InconsistentRecord,
     KInterval,
     achievable_shares,

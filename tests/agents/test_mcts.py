@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.mcts import GRANT_REASON, MctsAgent, MissingSimulatorGrant, search
+from agents.search.mcts import GRANT_REASON, MctsAgent, MissingSimulatorGrant, search
 from engine import Condition, Environment, Rules, make_env, standard_layout
 from engine.playouts import random_playout
 from engine.protocol.observation import observe

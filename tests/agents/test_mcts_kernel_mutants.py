@@ -13,7 +13,7 @@ from search_positions import live_positions
 from search_reference import BLOCKED, FOUR, SIX
 from test_mcts import FINAL_CHOICE, FINAL_MAJORITY, MODES, WHITE_PASSES, env_on, reference_search, table_of
 
-from agents.mcts import search
+from agents.search.mcts import search
 from agents.search.mcts_kernel import mcts_search
 from engine import Condition, Environment
 from engine.layout import standard_layout

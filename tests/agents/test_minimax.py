@@ -14,10 +14,10 @@ import pytest
 from search_positions import layout_named, live_positions, random_walk
 
 from agents.base import AgentContext
-from agents.minimax import MinimaxAgent
 from agents.search.api import minimax_value, search, search_position, shared_tables, solve_endgame
 from agents.search.endgame import outcome_utility, target_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES
+from agents.search.minimax import MinimaxAgent
 from agents.search.ttable import child_key, root_key
 from agents.spec import AgentSpecError
 from engine.protocol.observation import observe

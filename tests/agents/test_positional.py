@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.positional import SWH_TABLE, PositionalAgent, corner_cells, corner_neighbours, derived_table, positional_table, wpc
+from agents.heuristic.positional import SWH_TABLE, PositionalAgent, corner_cells, corner_neighbours, derived_table, positional_table, wpc
 from engine import PASS, make_env
 from engine.environments import layouts
 from engine.layout import standard_layout

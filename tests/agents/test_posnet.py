@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.positional import PositionalAgent, positional_table
-from agents.posnet import (
+from agents.heuristic.positional import PositionalAgent, positional_table
+from agents.posnet.kernel import play_wpc_game
+from agents.posnet.network import (
     D4_SIZE,
     N_PARAMS,
     PosNetAgent,
@@ -23,8 +24,7 @@ from agents.posnet import (
     transform_layout,
     value_table,
 )
-from agents.posnet_kernel import play_wpc_game
-from agents.posnet_train import TrainConfig, TrainConfigError, load_metadata, save_result, train_posnet
+from agents.posnet.train import TrainConfig, TrainConfigError, load_metadata, save_result, train_posnet
 from engine.condition import Condition
 from engine.environments import layouts
 from engine.layout import standard_layout
@@ -166,7 +166,7 @@ def test_kernel_breaks_ties_by_lowest_index():
 
 
 def test_tiny_training_is_deterministic_and_plays_the_stated_games(monkeypatch, tmp_path):
-    import agents.posnet_train as posnet_train
+    import agents.posnet.train as posnet_train
 
     played = []
     real = posnet_train.disc_counts

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.base import Agent, AgentContext
-from agents.reference_adapter import ReferenceAgentAdapter
+from agents.reference.adapter import ReferenceAgentAdapter
 from engine import PASS, make_env
 from engine.protocol.observation import observe
 from engine.state import BLACK

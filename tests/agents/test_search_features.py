@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from search_positions import layout_named, live_positions, random_walk
 
-from agents.positional import corner_cells as positional_corners
+from agents.heuristic.positional import corner_cells as positional_corners
 from agents.search.features import FEATURES, evaluate, feature_values, layout_features, weights_array
 from agents.search.stability import stable_discs
 from engine.bits import from_words

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.positional import corner_cells
-from agents.simple import CornerAgent, GreedyAgent, RandomAgent
+from agents.heuristic.positional import corner_cells
+from agents.heuristic.simple import CornerAgent, GreedyAgent, RandomAgent
 from engine import PASS, make_env
 from engine.environments import layouts
 from engine.protocol.observation import observe

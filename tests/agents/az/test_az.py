@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from agents.az_agent import AzAgent
-from agents.az_net import AzNet, AzNetConfig, AzWeightsError, encode, evaluator, load_net, predict, save_net
-from agents.az_search import Tree, add_root_noise, expand_roots, simulate
-from agents.az_train import AzTrainConfig, AzTrainError, self_play, train_az, train_batch
+from agents.az.agent import AzAgent
+from agents.az.net import AzNet, AzNetConfig, AzWeightsError, encode, evaluator, load_net, predict, save_net
+from agents.az.search import Tree, add_root_noise, expand_roots, simulate
+from agents.az.train import AzTrainConfig, AzTrainError, self_play, train_az, train_batch
 from agents.base import AgentContext
 from engine.environments import layouts
 from engine.layout import standard_layout
@@ -144,6 +144,6 @@ def test_agent_plays_a_legal_game_on_a_random_layout(tmp_path):
 
 
 def test_the_agent_module_does_not_import_torch():
-    code = "import sys, agents.az_agent; print('torch' in sys.modules)"
+    code = "import sys, agents.az.agent; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from agents.az_agent import AzAgent
-from agents.az_net import AzNet, AzNetConfig, evaluator, save_net
-from agents.az_search import Tree, simulate
+from agents.az.agent import AzAgent
+from agents.az.net import AzNet, AzNetConfig, evaluator, save_net
+from agents.az.search import Tree, simulate
 from agents.base import AgentContext
 from engine.layout import standard_layout
 from engine.protocol.observation import observe

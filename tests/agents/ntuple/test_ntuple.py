@@ -7,11 +7,11 @@ import pytest
 
 from agents.base import AgentContext
 from agents.evolution import plus_offspring, plus_selection
-from agents.ntuple import NTupleError, NTupleNetwork, layout_symmetries, load_network, network_shape, save_network, zero_network
-from agents.ntuple_agent import NTupleAgent
-from agents.ntuple_kernel import codes_of, evaluate, ntuple_scores
-from agents.ntuple_train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
-from agents.search.ntuple_negamax import root_values
+from agents.ntuple.agent import NTupleAgent
+from agents.ntuple.kernel import codes_of, evaluate, ntuple_scores
+from agents.ntuple.negamax import root_values
+from agents.ntuple.network import NTupleError, NTupleNetwork, layout_symmetries, load_network, network_shape, save_network, zero_network
+from agents.ntuple.train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
 from engine.environments import layouts
 from engine.layout import standard_layout
 from engine.layout_gen import random_layout

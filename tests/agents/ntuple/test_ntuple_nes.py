@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.ntuple import NTupleError, network_shape, save_network, zero_network
-from agents.ntuple_nes import nes_ascent, unit_rms
-from agents.ntuple_train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
+from agents.ntuple.nes import nes_ascent, unit_rms
+from agents.ntuple.network import NTupleError, network_shape, save_network, zero_network
+from agents.ntuple.train import NTupleTrainConfig, NTupleTrainError, league_score, train_ntuple
 from engine.environments import layouts
 from engine.layout_gen import random_layout
 from engine.rules import Rules

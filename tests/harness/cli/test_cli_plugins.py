@@ -153,7 +153,7 @@ def test_agents_lists_the_plugin_agent_with_its_source(invoke, agent_file):
         ("def broken(:\n", ["plugin file", "failed to import: SyntaxError"]),
         (
             "from agents.spec import register\n@register('greedy', 'mine')\ndef mine(context, rng):\n    pass\n",
-            ["agent name 'greedy'", "is taken by 'agents.simple': choose another name"],
+            ["agent name 'greedy'", "is taken by 'agents.heuristic.simple': choose another name"],
         ),
     ],
 )

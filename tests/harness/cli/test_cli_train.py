@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.posnet import N_PARAMS, load_population
-from agents.posnet_train import load_metadata
+from agents.posnet.network import N_PARAMS, load_population
+from agents.posnet.train import load_metadata
 
 
 def test_train_posnet_writes_population_metadata_and_png(invoke, tmp_path):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents.base import AgentContext
-from agents.interval_belief import KInterval
+from agents.interval.belief import KInterval
 from engine import make_env
 from harness.bench.cwm import games_against_random
 from harness.cwm.agent import CwmAgent

@@ -125,9 +125,9 @@ def test_a_taken_name_is_refused_and_nothing_of_that_plugin_is_registered(write_
         '@register("greedy", "a second greedy")\ndef impostor(context, rng):\n    raise AssertionError\n'
     )
     path = write_plugin("impostor.py", text=two)
-    with pytest.raises(AgentSpecError, match=rf"agent name 'greedy' \(from '{path}'\) is taken by 'agents.simple'"):
+    with pytest.raises(AgentSpecError, match=rf"agent name 'greedy' \(from '{path}'\) is taken by 'agents.heuristic.simple'"):
         load_plugins([path])
-    assert "brand-new" not in registry() and registry()["greedy"].factory.__module__ == "agents.simple"
+    assert "brand-new" not in registry() and registry()["greedy"].factory.__module__ == "agents.heuristic.simple"
     mine, other = write_plugin("mine.py"), write_plugin("other.py")
     load_plugins([mine])
     with pytest.raises(AgentSpecError, match=rf"'first-move' \(from '{other}'\) is taken by '{mine}': choose another name"):

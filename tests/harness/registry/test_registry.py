@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.base import Agent, AgentContext
-from agents.simple import GreedyAgent
+from agents.heuristic.simple import GreedyAgent
 from agents.spec import AgentEntry, AgentSpecError, Param
 from engine import make_env
 from harness.registry import specs as registry_module

@@ -19,11 +19,11 @@ turns (``np.rot90``) followed, for ``t >= 4``, by a left-right flip; on a
 non-square board an odd ``k`` swaps rows and cols. ``value_table`` is Eq. 11,
 ``F^-1(PosNet(F(L)))``, and ``symmetric_table`` Eq. 12, the mean over all eight.
 The ``posnet`` agent plays the 1-ply weighted piece counter of
-:class:`agents.positional.PositionalAgent` with :func:`posnet_table`: the
+:class:`agents.heuristic.positional.PositionalAgent` with :func:`posnet_table`: the
 shipped trained population ensembled as in B.3. The shipped
-``agents/data/posnet.npz`` is a paper-scale run of :mod:`agents.posnet_train`
+``agents/posnet/data/posnet.npz`` is a paper-scale run of :mod:`agents.posnet.train`
 (population 200, 1,000 generations, 1,000 layouts, sigma 0.02, seed 0; about
-90 s on one core): ``arena train posnet --out agents/data/posnet.npz``.
+90 s on one core): ``arena train posnet --out agents/posnet/data/posnet.npz``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from agents.evolution import ensemble_tables
-from agents.positional import PositionalAgent
+from agents.heuristic.positional import PositionalAgent
 from agents.spec import register
 from engine.layout import Layout
 
@@ -197,7 +197,7 @@ def ensemble_table(population: np.ndarray, layout: Layout) -> np.ndarray:
 
 def load_population(path: str | Path | None = None) -> np.ndarray:
     """A trained population (float64 ``(individuals, N_PARAMS)``) from an .npz; default: the shipped one."""
-    source = resources.files("agents").joinpath(SHIPPED_WEIGHTS) if path is None else Path(path)
+    source = resources.files("agents.posnet").joinpath(SHIPPED_WEIGHTS) if path is None else Path(path)
     with source.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
         population = np.asarray(data[POPULATION_KEY], dtype=np.float64)
     if population.ndim != 2 or population.shape[1] != N_PARAMS:

@@ -135,8 +135,8 @@ def save_net(net: AzNet, path: str | Path, **metadata: Any) -> Path:
 
 
 def load_net(path: str | Path | None = None) -> AzNet:
-    """A network in eval mode from a ``.pt`` file (default: the shipped ``agents/data/az.pt``)."""
-    source: Any = resources.files("agents").joinpath("data", SHIPPED_FILE) if path is None else Path(path)
+    """A network in eval mode from a ``.pt`` file (default: the shipped ``agents/az/data/az.pt``)."""
+    source: Any = resources.files("agents.az").joinpath("data", SHIPPED_FILE) if path is None else Path(path)
     if not source.is_file():
         raise AzWeightsError(f"no az weights at {source}: give weights=FILE.pt from `arena train az`")
     with source.open("rb") as handle:

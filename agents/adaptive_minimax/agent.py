@@ -5,8 +5,8 @@ Utility (Eq. 13) of a position s for the agent, each sub-utility in [-1, 1]::
     U(s) = w_pos * PosScore + w_mobility * Mobility + w_corner * Corner + w_disc * discDiff
 
 - PosScore (Eq. 14): WPC / (n_agent + n_opponent) with the layout's value table
-  (:func:`table_for`: PosNet once ``agents.posnet`` exists, else
-  ``agents.positional.positional_table``). Exactly Eq. 14 for tables with values
+  (:func:`table_for`: PosNet once ``agents.posnet.network`` exists, else
+  ``agents.heuristic.positional.positional_table``). Exactly Eq. 14 for tables with values
   in [-1, 1] (SWH, a B.3-ensembled PosNet table); a table with a larger |value|
   is divided by it, so PosScore stays in [-1, 1]. The search's ``positional``
   feature divides WPC by a constant instead; the factor between the two depends
@@ -51,7 +51,7 @@ import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move, placements
 from agents.evolution import check_population, ensemble_weights, evolve
-from agents.positional import positional_table
+from agents.heuristic.positional import positional_table
 from agents.search.api import Searcher, SearchTables
 from agents.search.features import CORNERS, DISCS, FEATURES, MOBILITY, POSITIONAL
 from agents.spec import Param, register
@@ -68,10 +68,10 @@ _CHUNK = 1024  # count pairs per step when ensembling (bounds the temporary arra
 
 
 def table_for(layout: Layout) -> np.ndarray:
-    """The layout's value table for PosScore: PosNet's once ``agents.posnet`` exists, else the positional table."""
-    if importlib.util.find_spec("agents.posnet") is None:
+    """The layout's value table for PosScore: PosNet's once ``agents.posnet.network`` exists, else the positional table."""
+    if importlib.util.find_spec("agents.posnet.network") is None:
         return positional_table(layout)
-    from agents.posnet import posnet_table
+    from agents.posnet.network import posnet_table
 
     return posnet_table(layout)
 

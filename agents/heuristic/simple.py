@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose, placements
-from agents.positional import corner_cells
+from agents.heuristic.positional import corner_cells
 from agents.spec import register
 from engine.protocol.observation import Observation
 from engine.state import PASS
@@ -52,7 +52,7 @@ class GreedyAgent(Agent):
 class CornerAgent(Agent):
     """A corner of the layout when one is legal (the one flipping most), otherwise greedy.
 
-    Corners are :func:`agents.positional.corner_cells`: obstacles count as edge.
+    Corners are :func:`agents.heuristic.positional.corner_cells`: obstacles count as edge.
     """
 
     name = "corner"

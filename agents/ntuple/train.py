@@ -2,17 +2,17 @@
 
 Both methods are measured by the *League score* of the paper generalised to any
 layout: the 1-ply n-tuple player against the 1-ply weighted-piece-counter player
-of :func:`agents.positional.positional_table` (the Standard WPC Heuristic on plain
+of :func:`agents.heuristic.positional.positional_table` (the Standard WPC Heuristic on plain
 8x8), both moving at random with probability 0.1, wins 1 and draws 0.5, over
 double games (one per colour); standard outcome rule (more discs wins).
 
-- ``td`` (default): TD(0) on afterstates (:func:`agents.ntuple_kernel.td_games`),
+- ``td`` (default): TD(0) on afterstates (:func:`agents.ntuple.kernel.td_games`),
   against the WPC player (``opponent="wpc"``) or in self-play (``"self"``), from
   zero weights. TD is not monotone (a run can slide back by tens of points), so
   every ``eval_every`` games the network is scored on ``eval_games`` fixed double
   games and the best one seen is kept.
 - ``nes``: antithetic natural evolution strategy with Adam
-  (:mod:`agents.ntuple_nes`): a gradient of the League score estimated from
+  (:mod:`agents.ntuple.nes`): a gradient of the League score estimated from
   ``nes_pairs`` mirrored perturbations, each pair on its own ``nes_games``
   double games; it averages the fitness noise instead of selecting on it, and
   reached the 0.90 target where (10+90) ES stalled at 0.8 (README).
@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.evolution import plus_offspring, plus_selection
-from agents.ntuple import NTupleNetwork, network_shape
-from agents.ntuple_kernel import league_points, td_games
-from agents.ntuple_nes import nes_ascent
-from agents.positional import positional_table
+from agents.heuristic.positional import positional_table
+from agents.ntuple.kernel import league_points, td_games
+from agents.ntuple.nes import nes_ascent
+from agents.ntuple.network import NTupleNetwork, network_shape
 from engine.geometry import geometry_of
 from engine.layout import Layout
 
@@ -259,7 +259,7 @@ def _train_es(board, shape, config, rng, start, progress):
 
 
 def _train_nes(board, shape, config, rng, start, progress):
-    """NES (agents.ntuple_nes) for ``generations`` steps or ``seconds``; checked on ``eval_games`` fixed double games."""
+    """NES (agents.ntuple.nes) for ``generations`` steps or ``seconds``; checked on ``eval_games`` fixed double games."""
     theta = rng.uniform(-ES_INIT, ES_INIT, shape.orbits * 3**shape.n) if config.init is None else config.init.ravel()
     eval_seed = _seed(rng)
     curve: list[CurvePoint] = []

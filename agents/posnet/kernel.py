@@ -1,7 +1,7 @@
 """A numba kernel playing a whole game between two 1-ply weighted-piece-counter players (PosNet training).
 
 Each player picks the placement maximising the WPC of the resulting position
-from its own view (:class:`agents.positional.PositionalAgent`'s rule): placing
+from its own view (:class:`agents.heuristic.positional.PositionalAgent`'s rule): placing
 at ``m`` and flipping ``F`` changes the WPC by ``table[m] + 2 * sum(table[F])``,
 the same for every move's common part, so only that change is compared. Ties
 (within ``TIE_TOLERANCE``, as in the agent) go to the lowest cell index, so a

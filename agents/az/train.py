@@ -4,7 +4,7 @@ One *round*: ``games`` self-play games at once, each on its own board drawn by
 :func:`training_layout` (6x6 and 8x8 with 0-6 random blocked cells from
 :func:`engine.layout_gen.random_layout`, plain 6x6/8x8, and the benchmark's
 obstacle layouts), every move chosen by ``simulations`` PUCT simulations
-(:mod:`agents.az_search`, all games' leaves valued in one batched network call)
+(:mod:`agents.az.search`, all games' leaves valued in one batched network call)
 with Dirichlet noise at the root; the first ``temperature_moves`` placements of
 a game are sampled by visit count, later ones are the most visited. Each
 searched position is kept with its visit distribution and, once the game ends,
@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.az_net import AzNet, AzNetConfig, encode, evaluator, save_net, stack_planes
-from agents.az_search import Tree, add_root_noise, expand_roots, play_unchecked, simulate
+from agents.az.net import AzNet, AzNetConfig, encode, evaluator, save_net, stack_planes
+from agents.az.search import Tree, add_root_noise, expand_roots, play_unchecked, simulate
 from engine.environments import layouts as benchmark_layouts
 from engine.layout import Layout, standard_layout
 from engine.layout_gen import random_layout

@@ -12,7 +12,7 @@ Architecture ``all-n`` of a layout (:func:`network_shape`):
 - every straight run of ``n`` playable cells along a row, a column or a diagonal
   (obstacles cut lines like the board edge; a tuple never holds an obstacle);
 - **symmetric sampling**: the layout's symmetry group is the subset of the eight
-  rotations/reflections of D4 (:func:`agents.posnet.transform_cells`) that map
+  rotations/reflections of D4 (:func:`agents.posnet.network.transform_cells`) that map
   the board shape and the obstacles onto themselves (all eight on plain 8x8, the
   identity alone on a lopsided random board). The tuples are grouped in orbits
   under that group, one look-up table per orbit, and each orbit's *expansions*
@@ -22,8 +22,8 @@ Architecture ``all-n`` of a layout (:func:`network_shape`):
 
 :class:`NTupleNetwork` is a value: the layout, the expansions (``(E, n)`` cell
 indices), the orbit of each expansion and the tables ``(orbits, 3 ** n)``. The
-numba kernels that evaluate, play and train it are in :mod:`agents.ntuple_kernel`;
-the agents (1-ply and alpha-beta) in :mod:`agents.ntuple_agent`.
+numba kernels that evaluate, play and train it are in :mod:`agents.ntuple.kernel`;
+the agents (1-ply and alpha-beta) in :mod:`agents.ntuple.agent`.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.positional import mask_cells
-from agents.posnet import D4_SIZE, transform_cells, transform_grid
+from agents.heuristic.positional import mask_cells
+from agents.posnet.network import D4_SIZE, transform_cells, transform_grid
 from engine.layout import Layout
 
 # Forward directions (d_row, d_col): E, S, SE, SW; a tuple runs from its first cell along one of them.
@@ -172,7 +172,7 @@ def layout_key(layout: Layout) -> str:
 
 
 def shipped_name(layout: Layout) -> str:
-    """The file name the shipped weights of a layout have under ``agents/data/``."""
+    """The file name the shipped weights of a layout have under ``agents/ntuple/data/``."""
     return f"ntuple-{layout.rows}x{layout.cols}-{layout_key(layout)}.npz"
 
 
@@ -195,7 +195,7 @@ def save_network(network: NTupleNetwork, path: str | Path, **metadata: float | i
 def load_network(layout: Layout, path: str | Path | None = None) -> NTupleNetwork:
     """The network of ``layout`` from an .npz (default: the shipped file for the layout); NTupleError if none fits."""
     if path is None:
-        source = resources.files("agents").joinpath(SHIPPED_DIRECTORY, shipped_name(layout))
+        source = resources.files("agents.ntuple").joinpath(SHIPPED_DIRECTORY, shipped_name(layout))
         if not source.is_file():
             raise NTupleError(
                 f"no shipped n-tuple weights for {layout.name or layout.describe()} "

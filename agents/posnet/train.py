@@ -5,14 +5,14 @@ Each generation (selection, mutation and shuffle are :mod:`agents.evolution`'s):
 1. every individual draws a D4 transform ``F`` (Eq. 11) and every pair
    ``(i, i + N)`` a layout from the training set (``engine.layout_gen.random_layouts``);
 2. each individual of a pair gets its table ``F^-1(PosNet(F(L)))`` on the pair's layout,
-   and the two play two games with colours swapped (:mod:`agents.posnet_kernel`,
+   and the two play two games with colours swapped (:mod:`agents.posnet.kernel`,
    1-ply weighted piece counters, no turn limit);
 3. the condition is the standard one (K > 1): more discs wins a game, equal counts
    draw; the match outcome is the sign of the summed rewards (Eq. 6).
 
 Defaults follow the paper: 1,000 layouts, population 200, 1,000 generations
 (200,000 games; about two minutes on one core). Initial weights:
-:func:`agents.posnet.init_params` (N(0, 1/fan_in) weights, zero biases: 0.14 for
+:func:`agents.posnet.network.init_params` (N(0, 1/fan_in) weights, zero biases: 0.14 for
 the 5 x 5 kernel, 0.35 for the 1 x 1 layer). Mutation sigma 0.02, a seventh of
 the smaller initial scale: of 0.02, 0.05 and 0.1 at paper scale (seed 0), the
 0.02 tables beat the 0.05 and 0.1 ones head to head (mean score +0.08 and +0.06
@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from agents.evolution import match_outcome, next_generation
-from agents.posnet import D4_SIZE, N_PARAMS, POPULATION_KEY, init_params, value_table
-from agents.posnet_kernel import KernelBoard, disc_counts, kernel_board
+from agents.posnet.kernel import KernelBoard, disc_counts, kernel_board
+from agents.posnet.network import D4_SIZE, N_PARAMS, POPULATION_KEY, init_params, value_table
 from engine.layout import Layout
 from engine.layout_gen import random_layouts
 

@@ -1,7 +1,7 @@
 """The ``az`` agent: the AlphaZero-style network with PUCT search under a per-game thinking budget.
 
 Each real choice (not a pass or a lone placement) searches with PUCT
-(:mod:`agents.az_search`, no root noise) until the move's share of the game's
+(:mod:`agents.az.search`, no root noise) until the move's share of the game's
 budget is spent or ``simulations`` more simulations are done; the most visited
 move is played (ties by the agent's generator). Leaves are valued ``leaves`` at
 a time (virtual loss), which gives the network batches instead of single boards
@@ -19,7 +19,7 @@ the load. ``clock=wall`` counts wall time instead. A new game is noticed when fe
 been placed than at the agent's previous move.
 
 The network is fully convolutional, so any layout works; the weights are the
-shipped ``agents/data/az.pt`` or ``weights=FILE.pt`` from ``arena train az``.
+shipped ``agents/az/data/az.pt`` or ``weights=FILE.pt`` from ``arena train az``.
 torch is imported when the agent is built, not when the registry lists it.
 """
 
@@ -46,7 +46,7 @@ CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
         "simulations": Param(int, 2000, "most PUCT simulations per move (the time share usually ends a search first)"),
         "clock": Param(str, "cpu", "what the thinking time counts: cpu (this process's CPU time) or wall"),
         "leaves": Param(int, 8, "leaves valued per network call (virtual loss); 1: one simulation at a time"),
-        "weights": Param(str, "", "a .pt from `arena train az` (default: the shipped agents/data/az.pt)"),
+        "weights": Param(str, "", "a .pt from `arena train az` (default: the shipped agents/az/data/az.pt)"),
     },
 )
 class AzAgent(Agent):
@@ -75,7 +75,7 @@ class AzAgent(Agent):
             raise ValueError(f"az leaves={leaves!r}: give a whole number from 1 to 64")
         import torch
 
-        from agents.az_net import evaluator, load_net
+        from agents.az.net import evaluator, load_net
 
         torch.set_num_threads(1)
         self.seconds, self.simulations, self.leaves = float(seconds), simulations, leaves
@@ -105,7 +105,7 @@ class AzAgent(Agent):
 
     def search(self, observation: Observation, start: float) -> Any:
         """The PUCT tree of the position after this move's simulations (kept for the next move)."""
-        from agents.az_search import Tree, simulate
+        from agents.az.search import Tree, simulate
 
         rules = observation.rules
         empty = bin(rules.layout.playable_mask & ~(observation.state.black | observation.state.white)).count("1")

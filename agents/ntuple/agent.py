@@ -2,8 +2,8 @@
 
 ``ntuple`` (``depth=1``) is the paper's player: the placement whose resulting
 position the network values most, ties at random. ``ntuple:depth=3`` searches
-3 plies with :mod:`agents.search.ntuple_negamax`, the network valuing the leaves.
-The weights are the shipped ones of the layout (:func:`agents.ntuple.shipped_network`:
+3 plies with :mod:`agents.ntuple.negamax`, the network valuing the leaves.
+The weights are the shipped ones of the layout (:func:`agents.ntuple.network.shipped_network`:
 the 7 benchmark layouts have them, trained by ``arena train ntuple``), or those of
 ``weights=FILE.npz`` (any layout: an .npz that ``arena train ntuple`` wrote for it);
 on a layout without them the agent cannot be built and says how to train some.
@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move
-from agents.ntuple import NTupleNetwork, load_network, shipped_network
-from agents.ntuple_kernel import codes_of, ntuple_scores
-from agents.search.ntuple_negamax import root_values
+from agents.ntuple.kernel import codes_of, ntuple_scores
+from agents.ntuple.negamax import root_values
+from agents.ntuple.network import NTupleNetwork, load_network, shipped_network
 from agents.spec import Param, register
 from engine.geometry import geometry_of
 from engine.protocol.observation import Observation

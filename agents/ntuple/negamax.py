@@ -2,7 +2,7 @@
 
 The project's main search (:mod:`agents.search.negamax`) evaluates leaves with
 its weighted features, compiled in; this kernel is the same negamax scheme with
-the network of :mod:`agents.ntuple_kernel` instead. The network values
+the network of :mod:`agents.ntuple.kernel` instead. The network values
 *afterstates* from the view of the player who just moved, so a leaf with ``X``
 to move is worth ``-value(leaf, for X's opponent)`` to ``X``; depth 1 therefore
 plays exactly as the 1-ply player. A finished game is worth
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.ntuple_kernel import BLACK_CODE, WHITE_CODE, evaluate, next_placement, try_placement, undo_placement
+from agents.ntuple.kernel import BLACK_CODE, WHITE_CODE, evaluate, next_placement, try_placement, undo_placement
 from engine.bits import bb_any, bb_count
 from engine.kernels import legal_moves, place
 

@@ -2,7 +2,7 @@
 
 A network reaches the kernels as ``net = (expansions, orbit, luts)``: int64
 ``(E, n)`` cell indices, int64 ``(E,)`` orbit of each expansion, float64
-``(orbits, 3 ** n)`` tables (:class:`agents.ntuple.NTupleNetwork`). Boards are
+``(orbits, 3 ** n)`` tables (:class:`agents.ntuple.network.NTupleNetwork`). Boards are
 the engine's bitboards (tuples of uint64 words, compiled once per word count);
 beside them the kernels keep ``codes``, an int64 array of absolute cell codes
 (black 2, white 0, empty 1), updated in place as discs are placed and flipped.

@@ -2,9 +2,9 @@
 
 Adaptation (:meth:`IntervalAgent.adapt`) plays self-play *probe* games, steered
 so that the larger final share ``m`` lands in the middle of the shares whose
-outcome is still uncertain (:func:`agents.interval_belief.probe_target`): the
+outcome is still uncertain (:func:`agents.interval.belief.probe_target`): the
 outcome then says K > m, K < 1 - m or neither, and the feasible set
-(:class:`~agents.interval_belief.KInterval`) shrinks by about half. Steering:
+(:class:`~agents.interval.belief.KInterval`) shrinks by about half. Steering:
 the agent plays both colours, each searching with the utility ``-|own share -
 its target|`` (the exact solver near the end) and weights that make the holder
 of the target majority gain discs and the other give them (for an extreme
@@ -16,7 +16,7 @@ has played ``probes`` games, or at the end of the budget; the rest of the
 budget is left unused.
 
 Playing (:meth:`IntervalAgent.act`): the terminal utility is the belief's
-``P(win) - P(loss)`` (:func:`~agents.interval_belief.outcome_table`) plus a small
+``P(win) - P(loss)`` (:func:`~agents.interval.belief.outcome_table`) plus a small
 tie-break (``margin``) towards the middle of the best shares. The midgame is an
 alpha-beta search of at least ``depth`` plies (``limit_depth`` under a turn
 limit; deeper while within ``nodes`` nodes) with evaluation weights chosen by the
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move, placements
-from agents.interval_belief import HALF, KInterval, outcome_table, probe_target
+from agents.interval.belief import HALF, KInterval, outcome_table, probe_target
 from agents.search.api import SearchResult, SearchTables, empties, search_position, solve_position
 from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array

@@ -1,0 +1,1 @@
+"""Agents written for the arena paper's public reference environment, plugged in unchanged (``adapter``)."""

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -26,7 +25,7 @@ from harness.bench.harness import (
     bench_overhead,
 )
 from harness.bench.referee import TARGET_RATIO, bench_referee
-from harness.cli.console import stderr_console, stdout_console
+from harness.cli.console import stderr_console, stderr_progress, stdout_console
 from harness.cli.options import parse_env_range
 
 
@@ -50,14 +49,7 @@ def engine(
         raise typer.BadParameter(f"--seconds must be more than 0, got {seconds}")
     if reference_games < 0:
         raise typer.BadParameter(f"--reference-games must be 0 or more, got {reference_games}")
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress() as progress:
         task = progress.add_task("bench engine", total=len(env_ids))
         rows = bench_engine(
             env_ids,
@@ -112,14 +104,7 @@ def agents(
         raise typer.BadParameter(f"--games must be 1 or more, got {games}")
     if seed < 0:
         raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress() as progress:
         task = progress.add_task("bench agents", total=3)
         rows = bench_agents(games, seed, on_done=lambda row: progress.update(task, advance=1, description=f"{row.name} done"))
     env = make_env(BENCH_ENV)
@@ -200,14 +185,7 @@ def harness(
     concurrent_games = 2 * concurrency if concurrent_games is None else concurrent_games
     if concurrent_games < 1:
         raise typer.BadParameter(f"--concurrent-games must be 1 or more, got {concurrent_games}")
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress() as progress:
         tasks: dict[str, int] = {}
 
         def advance(label: str) -> Callable[[str, int, int], None]:

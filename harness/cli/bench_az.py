@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from harness.bench.az_eval import BOARD_SETS, board_set, win_rates
-from harness.cli.console import stderr_console, stdout_console
+from harness.cli.console import stderr_progress, stdout_console
 from harness.cli.options import use_plugins
 from harness.cli.perft import duration
 
@@ -63,14 +62,7 @@ def az_command(
     chosen = opponents or DEFAULT_OPPONENTS
     boards = board_set(boards_name) + (board_set("benchmark") if benchmark and boards_name != "benchmark" else [])
     start = time.perf_counter()
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress() as progress:
         task = progress.add_task(f"{spec} on {len(boards)} boards", total=games * len(boards) * len(chosen))
         try:
             rows = win_rates(spec, chosen, boards, games, seed, on_game=lambda: progress.advance(task), results=out, opening=opening)

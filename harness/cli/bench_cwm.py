@@ -6,12 +6,11 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from harness.bench.cwm import FAMILY_ENVS, WIN_TARGET, CwmBenchRow, bench_cwm, benchmark_cases, random_cases
-from harness.cli.console import stderr_console, stdout_console
+from harness.cli.console import stderr_progress, stdout_console
 from harness.cli.options import parse_env_range
 from harness.cwm.refine import MODES
 from harness.sandbox.command import bubblewrap_problem
@@ -61,9 +60,7 @@ def cwm(
     cases = (benchmark_cases(parse_env_range(envs)) if envs != "none" else []) + random_cases(random, seed)
     if not cases:
         raise typer.BadParameter("no cases: give --envs or --random")
-    with Progress(
-        TextColumn("bench cwm"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr_console(), transient=True
-    ) as bar:
+    with stderr_progress("bench cwm") as bar:
         task = bar.add_task("cases", total=len(cases))
 
         def done(row: CwmBenchRow) -> None:

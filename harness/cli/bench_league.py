@@ -6,11 +6,10 @@ import time
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from harness.bench.league import LEAGUE_DOUBLE_GAMES, LEAGUE_EPSILON, league
-from harness.cli.console import stderr_console, stdout_console
+from harness.cli.console import stderr_progress, stdout_console
 from harness.cli.options import use_plugins
 from harness.cli.perft import duration
 from harness.registry.specs import canonical_spec
@@ -34,14 +33,7 @@ def league_command(
     if not 0 <= epsilon <= 1:
         raise typer.BadParameter(f"--epsilon {epsilon}: give a probability from 0 to 1")
     start = time.perf_counter()
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress() as progress:
         task = progress.add_task(f"league {spec}", total=2 * games)
         result = league(spec, games, seed, epsilon, on_game=lambda: progress.advance(task))
     low, high = result.interval

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -41,7 +41,7 @@ from harness.bench.paper_report import (
 )
 from harness.bench.paper_run import default_run_dir, read_plan, read_results, run_bench_paper
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
-from harness.cli.console import print_error, stacked_tables, stderr_console, stdout_console
+from harness.cli.console import DESCRIPTION, print_error, stacked_tables, stderr_console, stderr_progress, stdout_console
 from harness.cli.options import PluginOption, parse_envs, parse_specs, refuse_newer_schema, use_plugins
 from harness.prompting.waves import wave_label
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
@@ -308,15 +308,7 @@ def _suite_keys(suite: str) -> list[EnvKey]:
 
 
 def _progress() -> Progress:
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("env x agent"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr_console(),
-    )
+    return stderr_progress(DESCRIPTION, TextColumn("env x agent"), remaining=True, transient=False)
 
 
 def print_summary(summary: PaperSummary, run_dir: Path, plots: Sequence[str]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.measure import Measurement
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -19,6 +20,15 @@ def stdout_console() -> Console:
 def stderr_console() -> Console:
     """Errors and progress go to stderr."""
     return Console(stderr=True, highlight=False)
+
+
+DESCRIPTION = "[progress.description]{task.description}"  # a bar's label: its task's description
+
+
+def stderr_progress(label: str = DESCRIPTION, *extra: ProgressColumn, remaining: bool = False, transient: bool = True) -> Progress:
+    """A progress bar on stderr: ``label``, the bar, done of total, the ``extra`` columns, time elapsed (and left)."""
+    columns = [TextColumn(label), BarColumn(), MofNCompleteColumn(), *extra, TimeElapsedColumn()]
+    return Progress(*columns, *([TimeRemainingColumn()] if remaining else []), console=stderr_console(), transient=transient)
 
 
 def print_error(message: str) -> None:

@@ -18,10 +18,9 @@ from pathlib import Path
 
 import typer
 from pydantic import ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.cli import model_options as mo
-from harness.cli.console import print_error, stderr_console, stdout_console
+from harness.cli.console import print_error, stderr_console, stderr_progress, stdout_console
 from harness.cli.options import ENV_HELP, PluginOption, parse_env, parse_specs, use_plugins
 from harness.models.errors import EndpointDown
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE
@@ -360,9 +359,7 @@ def _new_run_dir(out: Path, before: set[Path]) -> Path | None:
 
 
 def _run_with_progress(config: LlmRunConfig | None, *, out: Path, resume: Path | None, caps: dict[str, float | int] | None) -> Path:
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr_console(), transient=True
-    ) as bar:
+    with stderr_progress("{task.description}") as bar:
         tasks: dict[str, int] = {}
 
         def progress(phase: str, done: int, total: int) -> None:

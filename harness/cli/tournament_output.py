@@ -6,11 +6,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress, ProgressColumn, Task
 from rich.table import Table
 from rich.text import Text
 
-from harness.cli.console import add_name_column, fitting_table, stderr_console, stdout_console
+from harness.cli.console import DESCRIPTION, add_name_column, fitting_table, stderr_progress, stdout_console
 from harness.tournaments.results import (
     CELL_NOTE,
     OVERALL_COLUMNS,
@@ -33,15 +33,7 @@ class RateColumn(ProgressColumn):
 
 def progress_bar() -> Progress:
     """The bar ``arena match`` and ``arena tournament`` show on stderr: games done, games per second, time left."""
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr_console(),
-    )
+    return stderr_progress(DESCRIPTION, RateColumn(), remaining=True, transient=False)
 
 
 def print_results(results: TournamentResults, run_dir: Path) -> None:

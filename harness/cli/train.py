@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
 from agents.posnet.network import ensemble_table
@@ -31,7 +30,7 @@ from agents.posnet.train import (
     training_layouts,
 )
 from engine.environments import layouts as benchmark_layouts
-from harness.cli.console import stderr_console, stdout_console
+from harness.cli.console import stderr_progress, stdout_console
 from harness.cli.perft import duration
 from harness.tournaments.tournament import default_run_dir
 
@@ -65,15 +64,7 @@ def posnet(
         raise typer.BadParameter(str(error)) from None
     path = _output_path(out)
     console = stdout_console()
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress(remaining=True) as progress:
         task = progress.add_task(f"drawing {layouts} layouts", total=generations)
         start = time.perf_counter()
         training_layouts(seed, layouts)
@@ -187,15 +178,7 @@ def ntuple(
         raise typer.BadParameter(f"--league-games {league_games}: give 1 or more double games")
     path = _output_path(out) if out is not None else default_run_dir("train-ntuple") / "ntuple.npz"
     total = games if method == "td" else generations
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress(remaining=True) as progress:
         task = progress.add_task(f"{method} on {where}", total=total)
         result = train_ntuple(
             layout, config, progress=lambda done, _, best: progress.update(task, completed=done, description=f"{method} (best {best:.3f})")
@@ -274,15 +257,7 @@ def ppo(
     environment = make_env(parse_env_id(env))
     arena = Arena(environment, budget)
     console = stdout_console()
-    with Progress(
-        TextColumn("training"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress("training", remaining=True) as progress:
         task = progress.add_task("games", total=budget)
         policy, stats = train_ppo(arena, config, on_game=lambda games: progress.update(task, completed=games))
     path = out or default_run_dir("train-ppo") / "policy.pt"

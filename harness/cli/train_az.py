@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from harness.cli.console import stderr_console, stdout_console
+from harness.cli.console import stderr_progress, stdout_console
 from harness.cli.perft import duration
 from harness.tournaments.tournament import default_run_dir
 
@@ -64,14 +63,7 @@ def az(
     if run_dir.exists() and not run_dir.is_dir():
         raise typer.BadParameter(f"--out {str(run_dir)!r} is a file: give a directory")
     console = stdout_console()
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
+    with stderr_progress() as progress:
         task = progress.add_task("rounds", total=rounds)
 
         def report(r):

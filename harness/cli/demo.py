@@ -62,6 +62,7 @@ def default_model(agent: str = "llm-strategist") -> tuple[str, str]:
     return OFFLINE_MODELS[agent], "no API key set: the embedded offline model"
 
 
+@mo.MODEL_OPTIONS.into("model_flags")
 def demo(
     env: Annotated[
         str,
@@ -84,15 +85,7 @@ def demo(
     games: Annotated[int, typer.Option("--games", help="Evaluation games per opponent, colours alternating.")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run and the matches.")] = 0,
     out: Annotated[Path, typer.Option("--out", help="Parent directory of the run directory.")] = Path("runs"),
-    model_config: mo.ModelConfigOption = None,
-    api_base: mo.ApiBaseOption = None,
-    temperature: mo.TemperatureOption = None,
-    top_p: mo.TopPOption = None,
-    max_reply_tokens: mo.MaxReplyTokensOption = None,
-    reasoning_effort: mo.ReasoningEffortOption = None,
-    timeout: mo.TimeoutOption = None,
-    model_arg: mo.ModelArgOption = None,
-    max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
+    model_flags: mo.ModelFlags = mo.NO_FLAGS,  # --model-config, --api-base, ...: mo.MODEL_OPTIONS
     reveal: Annotated[bool, typer.Option("--reveal", help="Show the condition (and K) from the start, not only after the run.")] = False,
     legal_moves: Annotated[
         str | None,
@@ -130,20 +123,7 @@ def demo(
         raise typer.BadParameter(
             "--reveal: a suite's conditions are sealed until a run has finished (the report reveals them); leave out --reveal"
         )
-    named, options = mo.resolve(
-        mo.ModelFlags(
-            model_config,
-            model,
-            api_base,
-            temperature,
-            top_p,
-            max_reply_tokens,
-            reasoning_effort,
-            timeout,
-            max_consecutive_failures,
-            list(model_arg or []),
-        )
-    )
+    named, options = mo.resolve(model_flags)
     chosen, why = (named, "from --model" if model else "from --model-config") if named else default_model(agent)
     check_api_key(chosen, api_base=options.api_base)  # an unknown model or a missing key: an error before anything is printed
     console = stdout_console()

@@ -21,83 +21,64 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from harness.cli.options import OptionGroup
 from harness.models.options import REASONING_EFFORTS, ModelOptions
 
 _PANEL = "Model options"
+
+
+def _option(*declarations: str, help: str, metavar: str | None = None) -> Any:
+    """A model option: listed under "Model options" in ``--help``, no default shown (None: not given)."""
+    return typer.Option(*declarations, metavar=metavar, rich_help_panel=_PANEL, show_default=False, help=help)
+
+
 ModelConfigOption = Annotated[
     Path | None,
-    typer.Option(
+    _option(
         "--model-config",
         metavar="FILE",
-        rich_help_panel=_PANEL,
-        show_default=False,
         help="A TOML (or .json) file with the model and its options (keys as the flags, with underscores); flags win.",
     ),
 ]
 ApiBaseOption = Annotated[
     str | None,
-    typer.Option(
+    _option(
         "--api-base",
         metavar="URL",
-        rich_help_panel=_PANEL,
-        show_default=False,
         help="The endpoint, e.g. http://localhost:8000/v1 for vLLM or llama.cpp's server (default: the provider's).",
     ),
 ]
-TemperatureOption = Annotated[
-    float | None,
-    typer.Option("--temperature", rich_help_panel=_PANEL, show_default=False, help="Sampling temperature, 0 or more (default: 0)."),
-]
-TopPOption = Annotated[
-    float | None, typer.Option("--top-p", rich_help_panel=_PANEL, show_default=False, help="Nucleus sampling, more than 0 and at most 1.")
-]
+TemperatureOption = Annotated[float | None, _option("--temperature", help="Sampling temperature, 0 or more (default: 0).")]
+TopPOption = Annotated[float | None, _option("--top-p", help="Nucleus sampling, more than 0 and at most 1.")]
 MaxReplyTokensOption = Annotated[
-    int | None,
-    typer.Option(
-        "--max-reply-tokens",
-        rich_help_panel=_PANEL,
-        show_default=False,
-        help="The longest reply, in tokens (litellm's max_tokens; default: the provider's).",
-    ),
+    int | None, _option("--max-reply-tokens", help="The longest reply, in tokens (litellm's max_tokens; default: the provider's).")
 ]
 ReasoningEffortOption = Annotated[
     str | None,
-    typer.Option(
+    _option(
         "--reasoning-effort",
         metavar="LEVEL",
-        rich_help_panel=_PANEL,
-        show_default=False,
         help=f"For reasoning models (OpenAI o-series and gpt-5, Claude, Gemini 2.5): {', '.join(REASONING_EFFORTS)}.",
     ),
 ]
 TimeoutOption = Annotated[
     float | None,
-    typer.Option(
-        "--timeout",
-        metavar="SECONDS",
-        rich_help_panel=_PANEL,
-        show_default=False,
-        help="Seconds per attempt before it counts as a timeout and is retried (default: 60).",
-    ),
+    _option("--timeout", metavar="SECONDS", help="Seconds per attempt before it counts as a timeout and is retried (default: 60)."),
 ]
 ModelArgOption = Annotated[
     list[str] | None,
-    typer.Option(
+    _option(
         "--model-arg",
         metavar="KEY=VALUE",
-        rich_help_panel=_PANEL,
-        show_default=False,
         help="Passed to litellm.acompletion as it is (repeatable; VALUE as JSON when it parses, else text), "
         "e.g. seed=7, drop_params=true. Never an API key or header: keys come from the environment.",
     ),
 ]
 MaxConsecutiveFailuresOption = Annotated[
     int | None,
-    typer.Option(
+    _option(
         "--max-consecutive-failures",
         metavar="N",
-        rich_help_panel=_PANEL,
-        show_default=False,
         help="Stop the run (resumable) after N model calls in a row fail for good (default: 5). Connection refused, "
         "DNS, HTTP 401/403/404 and an unknown provider stop it at the first call.",
     ),
@@ -135,6 +116,32 @@ class ModelFlags:
         """The model flags given on the command line (``--model`` aside), as flags."""
         named = [_FLAGS[name] for name in _FLAGS if name != "model_args" and getattr(self, name) is not None]
         return (["--model-config"] if self.config_file else []) + named + (["--model-arg"] if self.model_args else [])
+
+
+NO_FLAGS = ModelFlags()
+
+
+def _gather(values: dict[str, Any], arguments: dict[str, Any]) -> ModelFlags:
+    """The model options' values, with the command's own ``--model``, as ModelFlags."""
+    config_file, model_args = values.pop("model_config"), values.pop("model_arg")
+    return ModelFlags(config_file, arguments.get("model"), model_args=list(model_args or []), **values)
+
+
+# The model options of ``arena run`` and ``arena demo``, in their --help order; the command receives them as ModelFlags.
+MODEL_OPTIONS = OptionGroup(
+    (
+        ("model_config", ModelConfigOption, None),
+        ("api_base", ApiBaseOption, None),
+        ("temperature", TemperatureOption, None),
+        ("top_p", TopPOption, None),
+        ("max_reply_tokens", MaxReplyTokensOption, None),
+        ("reasoning_effort", ReasoningEffortOption, None),
+        ("timeout", TimeoutOption, None),
+        ("model_arg", ModelArgOption, None),
+        ("max_consecutive_failures", MaxConsecutiveFailuresOption, None),
+    ),
+    _gather,
+)
 
 
 def resolve(flags: ModelFlags) -> tuple[str | None, ModelOptions]:

@@ -8,11 +8,14 @@ own error types), which ``harness.cli.main`` turns into a one-line ``error: ...`
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -27,6 +30,7 @@ from harness.registry.plugins import load_plugins
 from harness.registry.specs import parse_spec
 
 N_ENVS = N_LAYOUTS * N_CONDITIONS
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 # Parameters several commands take, as typer ``Annotated`` types.
 ENV_HELP = (
@@ -57,6 +61,37 @@ SPEC_GRAMMAR = (
     "one spec per flag, the flag repeats (--opponents random --opponents mcts:n=30,c=1.0); "
     "a spec's parameters follow its colon, separated by commas"
 )
+
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Typer options declared once for several commands, which receive them as one value.
+
+    ``options``: each option's parameter name, ``Annotated`` type and default, in the order ``--help`` lists them.
+    ``gather(values, arguments)``: the one value, from the group's values by name and the command's other arguments.
+    """
+
+    options: tuple[tuple[str, Any, Any], ...]
+    gather: Callable[[dict[str, Any], dict[str, Any]], Any]
+
+    def into(self, parameter: str) -> Callable[[Command], Command]:
+        """A decorator: typer sees the group's options where the command's ``parameter`` stands; it receives their value."""
+
+        def decorate(command: Command) -> Command:
+            signature = inspect.signature(command, eval_str=True)
+            kind = signature.parameters[parameter].kind
+            group = [inspect.Parameter(name, kind, default=default, annotation=annotation) for name, annotation, default in self.options]
+            shown = [shared for own in signature.parameters.values() for shared in (group if own.name == parameter else [own])]
+
+            @functools.wraps(command)
+            def with_group(*args: Any, **kwargs: Any) -> Any:
+                values = {name: kwargs.pop(name, default) for name, _, default in self.options}
+                return command(*args, **kwargs, **{parameter: self.gather(values, kwargs)})
+
+            with_group.__signature__ = signature.replace(parameters=shown)  # type: ignore[attr-defined]
+            return with_group  # type: ignore[return-value]
+
+        return decorate
 
 
 def use_plugins(plugins: list[str] | None) -> list[str]:

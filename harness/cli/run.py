@@ -34,6 +34,7 @@ CAP_FLAGS = {"max_tokens": "--max-tokens", "max_cost_usd": "--max-cost-usd"}  # 
 RESUME_FREE = {"resume", "plugin", "latency_s", "dry_run", *CAP_FLAGS}  # flags --resume takes without a comparison
 
 
+@mo.MODEL_OPTIONS.into("model_flags")
 def run(
     ctx: typer.Context,
     agent: str = typer.Option(
@@ -99,15 +100,7 @@ def run(
         metavar="N,N,...",
         help="Games after which the agent states its belief (default 10,50,200,2000 within the budget).",
     ),
-    model_config: mo.ModelConfigOption = None,
-    api_base: mo.ApiBaseOption = None,
-    temperature: mo.TemperatureOption = None,
-    top_p: mo.TopPOption = None,
-    max_reply_tokens: mo.MaxReplyTokensOption = None,
-    reasoning_effort: mo.ReasoningEffortOption = None,
-    timeout: mo.TimeoutOption = None,
-    model_arg: mo.ModelArgOption = None,
-    max_consecutive_failures: mo.MaxConsecutiveFailuresOption = None,
+    model_flags: mo.ModelFlags = mo.NO_FLAGS,  # --model-config, --api-base, ...: mo.MODEL_OPTIONS
     plugin: PluginOption = None,
     in_process: bool = typer.Option(
         False,
@@ -159,27 +152,15 @@ def run(
     with exit code 3; the game in progress is not counted, and --resume continues it.
     """
     use_plugins(plugin)  # before the opponents' specs are read (with --resume too: plugins are code, not settings)
-    flags = mo.ModelFlags(
-        model_config,
-        model,
-        api_base,
-        temperature,
-        top_p,
-        max_reply_tokens,
-        reasoning_effort,
-        timeout,
-        max_consecutive_failures,
-        list(model_arg or []),
-    )
     config = None
-    given = [*flags.given(), *(["--in-process"] if in_process else [])]
+    given = [*model_flags.given(), *(["--in-process"] if in_process else [])]
     if resume is not None and given:
         raise typer.BadParameter(
             f"--resume continues {resume} with the model options (and referee mode) recorded in its "
             f"manifest; leave out {', '.join(given)} (or start a new run to change them)"
         )
     if resume is None:
-        model, options = mo.resolve(flags)
+        model, options = mo.resolve(model_flags)
         if model is None or env is None:
             raise typer.BadParameter("give --model and --env (or --resume RUN)")
         try:

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from record_tamper import edit_line, forge, lines, write_lines
-from test_transcript import call, game, manifest
 
 from harness.models.cache import line_hash
 from harness.records.chain import broken_link_message
 from harness.records.entries import CALLS_FILE, GAMES_FILE, MANIFEST_FILE
 from harness.records.integrity import check_records
 from harness.records.transcript import TranscriptReader, TranscriptWriter
+from tests.harness.records.transcript_factories import call, game, manifest
 
 INCOMPLETE = "incomplete (stopped early, or interrupted: 'arena run --resume' finishes it): "
 
@@ -230,26 +231,35 @@ def test_a_chained_game_must_list_its_calls_and_a_legacy_one_need_not(tmp_path):
     assert check_records(tmp_path, budget=2, eval_games=1).ok
 
 
-def test_a_call_listed_by_a_game_it_is_not_of_is_named(tmp_path):
-    write(tmp_path, calls_per_game=2)
-    edit_line(tmp_path / CALLS_FILE, 1, lambda r: r.update(game_index=1))
-    edit_line(tmp_path / CALLS_FILE, 3, lambda r: r.update(phase="eval"))
+@pytest.mark.parametrize(
+    ("calls_per_game", "edits", "findings"),
+    [
+        pytest.param(
+            2,
+            [(CALLS_FILE, 1, {"game_index": 1}), (CALLS_FILE, 3, {"phase": "eval"})],
+            [
+                "calls.jsonl:2: call 1 is of adapt game 1, but adapt game 0 (games.jsonl:1) lists it",
+                "calls.jsonl:4: call 3 is of eval game 1, but adapt game 1 (games.jsonl:2) lists it",
+            ],
+            id="a call listed by a game it is not of is named",
+        ),
+        pytest.param(
+            3,
+            [(GAMES_FILE, 0, {"call_indices": [0]}), (GAMES_FILE, 1, {"call_indices": [3, 4]})],
+            [
+                "calls.jsonl:2: call 1 and 1 more (to line 3) are of adapt game 0, but that game (games.jsonl:1) does not list them",
+                "calls.jsonl:6: call 5 is of adapt game 1, but that game (games.jsonl:2) does not list it",
+            ],
+            id="calls a game does not list are named once per game",
+        ),
+    ],
+)
+def test_calls_and_the_games_that_list_them_disagree_in_named_lines(tmp_path, calls_per_game, edits, findings):
+    write(tmp_path, calls_per_game=calls_per_game)
+    for name, index, changes in edits:
+        edit_line(tmp_path / name, index, lambda r, changes=changes: r.update(changes))
     forge(tmp_path)
-    assert found(check_records(tmp_path, budget=2, eval_games=1)) == [
-        "calls.jsonl:2: call 1 is of adapt game 1, but adapt game 0 (games.jsonl:1) lists it",
-        "calls.jsonl:4: call 3 is of eval game 1, but adapt game 1 (games.jsonl:2) lists it",
-    ]
-
-
-def test_calls_a_game_does_not_list_are_named_once_per_game(tmp_path):
-    write(tmp_path, calls_per_game=3)
-    edit_line(tmp_path / GAMES_FILE, 0, lambda r: r.update(call_indices=[0]))
-    edit_line(tmp_path / GAMES_FILE, 1, lambda r: r.update(call_indices=[3, 4]))
-    forge(tmp_path)
-    assert found(check_records(tmp_path, budget=2, eval_games=1)) == [
-        "calls.jsonl:2: call 1 and 1 more (to line 3) are of adapt game 0, but that game (games.jsonl:1) does not list them",
-        "calls.jsonl:6: call 5 is of adapt game 1, but that game (games.jsonl:2) does not list it",
-    ]
+    assert found(check_records(tmp_path, budget=2, eval_games=1)) == findings
 
 
 def test_calls_of_a_game_missing_before_later_games_are_named(tmp_path):

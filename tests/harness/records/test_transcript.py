@@ -7,71 +7,11 @@ import pytest
 from pydantic import ValidationError
 from record_tamper import rechain
 
-from harness.play.decisions import FailureCounts
-from harness.records.entries import (
-    CALLS_FILE,
-    GAMES_FILE,
-    TRANSCRIPT_SCHEMA,
-    CallEntry,
-    GameEntry,
-    RunManifest,
-    TranscriptError,
-    secret_paths,
-)
+from harness.records.entries import CALLS_FILE, GAMES_FILE, TRANSCRIPT_SCHEMA, GameEntry, TranscriptError, secret_paths
 from harness.records.transcript import TranscriptReader, TranscriptWriter, resume_point
+from tests.harness.records.transcript_factories import call, game, manifest
 
 FAKE_KEY = "sk-" + "A1b2C3d4E5f6G7h8I9j0"
-
-
-def game(index, phase="adapt", **changes):
-    fields = dict(
-        game_index=index,
-        phase=phase,
-        layout="Standard 8x8",
-        black="llm-policy",
-        white="llm-policy",
-        opponent="self",
-        agent_colour="both",
-        moves=(19, 18, -1),
-        black_discs=10,
-        white_discs=5,
-        rewards=(1, -1),
-        failures=FailureCounts(parse_error=1),
-        seed=1000 + index,
-    )
-    return GameEntry(**(fields | changes))
-
-
-def call(index, game_index, ply=0, **changes):
-    fields = dict(
-        call_index=index,
-        game_index=game_index,
-        phase="adapt",
-        ply=ply,
-        messages=[{"role": "user", "content": "Your move."}],
-        reply="MOVE: d3",
-        finish_reason="stop",
-        parsed_move="d3",
-        verdict="legal",
-        tokens_in=120,
-        tokens_out=4,
-        cost_usd=0.0001,
-        latency_s=0.2,
-        cache_key="abc",
-        template_hash="h1",
-    )
-    return CallEntry(**(fields | changes))
-
-
-def manifest(**config):
-    return RunManifest(
-        run_id="run-1",
-        config={"model": "mock/echo", "max_tokens": 64, **config},
-        versions={"python": "3.11"},
-        git={"commit": "abc", "dirty": False},
-        template_hashes={"policy": "h1"},
-        seeds={"run": 7},
-    )
 
 
 def write_run(run_dir, games=3, calls_per_game=2):

@@ -27,44 +27,19 @@ from harness.records.transcript import (
     read_manifest,
     resume_point,
 )
+from tests.harness.records import transcript_factories as factories
+
+# Quieter entries than the shared factories' defaults: no failure counted, a call of one token each way.
+QUIET_GAME = dict(failures=FailureCounts())
+QUIET_CALL = dict(tokens_in=1, tokens_out=1, cost_usd=0.0, latency_s=0.1, cache_key="k", template_hash="h")
 
 
 def game(index, phase="adapt"):
-    return GameEntry(
-        game_index=index,
-        phase=phase,
-        layout="Standard 8x8",
-        black="llm-policy",
-        white="llm-policy",
-        opponent="self",
-        agent_colour="both",
-        moves=(19, 18, -1),
-        black_discs=10,
-        white_discs=5,
-        rewards=(1, -1),
-        failures=FailureCounts(),
-        seed=1000 + index,
-    )
+    return factories.game(index, phase, **QUIET_GAME)
 
 
 def call(index, game_index, phase="adapt"):
-    return CallEntry(
-        call_index=index,
-        game_index=game_index,
-        phase=phase,
-        ply=0,
-        messages=[{"role": "user", "content": "Your move."}],
-        reply="MOVE: d3",
-        finish_reason="stop",
-        parsed_move="d3",
-        verdict="legal",
-        tokens_in=1,
-        tokens_out=1,
-        cost_usd=0.0,
-        latency_s=0.1,
-        cache_key="k",
-        template_hash="h",
-    )
+    return factories.call(index, game_index, phase=phase, **QUIET_CALL)
 
 
 def manifest_data():
@@ -276,27 +251,38 @@ def test_resume_of_a_clean_run_drops_nothing(tmp_path):
         TranscriptWriter(tmp_path, resume=True).close()
 
 
-def test_a_seal_of_one_line_is_checked_too(tmp_path):
-    write_run(tmp_path, games=1)
-    edit_line(tmp_path / GAMES_FILE, 0, lambda row: row.update(seed=5))
-    rechain(tmp_path / GAMES_FILE)
-    with pytest.raises(TranscriptError) as changed:
-        TranscriptWriter(tmp_path, resume=True)
-    assert str(changed.value) == (
-        f"{tmp_path / GAMES_FILE}:1: this is not the line the manifest sealed: the file was "
-        "changed after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)"
-    )
+def change_the_sealed_line(run_dir):
+    edit_line(run_dir / GAMES_FILE, 0, lambda row: row.update(seed=5))
+    rechain(run_dir / GAMES_FILE)
 
 
-def test_lost_sealed_lines_are_refused_in_words(tmp_path):
-    write_run(tmp_path, games=2)
-    (tmp_path / GAMES_FILE).write_bytes((tmp_path / GAMES_FILE).read_bytes().split(b"\n")[0] + b"\n")
-    with pytest.raises(TranscriptError) as lost:
+def lose_sealed_lines(run_dir):
+    (run_dir / GAMES_FILE).write_bytes((run_dir / GAMES_FILE).read_bytes().split(b"\n")[0] + b"\n")
+
+
+@pytest.mark.parametrize(
+    ("games", "damage", "refusal"),
+    [
+        pytest.param(
+            1,
+            change_the_sealed_line,
+            ":1: this is not the line the manifest sealed: the file was changed after the run was sealed",
+            id="a seal of one line is checked too",
+        ),
+        pytest.param(
+            2,
+            lose_sealed_lines,
+            ": the manifest seals 2 line(s), the file holds 1: lines were lost after the run was sealed",
+            id="lost sealed lines",
+        ),
+    ],
+)
+def test_a_sealed_games_file_changed_or_cut_short_is_refused_in_words(tmp_path, games, damage, refusal):
+    write_run(tmp_path, games=games)
+    damage(tmp_path)
+    with pytest.raises(TranscriptError) as refused:
         TranscriptWriter(tmp_path, resume=True)
-    assert str(lost.value) == (
-        f"{tmp_path / GAMES_FILE}: the manifest seals 2 line(s), the file holds 1: lines were lost "
-        "after the run was sealed, so it cannot be resumed safely ('arena replay' shows where)"
-    )
+    assert str(refused.value) == f"{tmp_path / GAMES_FILE}{refusal}, so it cannot be resumed safely ('arena replay' shows where)"
 
 
 def test_a_whole_record_problem_is_named_line_and_parse_log_verifies_by_default(tmp_path):

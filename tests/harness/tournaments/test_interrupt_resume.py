@@ -1,9 +1,12 @@
 """Ctrl-C on ``arena tournament``/``arena match`` through real processes, then ``--resume``.
 
-A tournament is interrupted once a given number of games are recorded (the test
-waits on games.jsonl, no sleeps): it exits with 130 within a hang guard, its last
-line is the command that continues it, and that command completes a run whose
-games and results equal an uninterrupted run with the same seed.
+A tournament is interrupted once a given number of games are recorded: its agents
+(``gate_agents.py``, a plugin) hold every move while the run has that many games and
+the test has not opened the gate, so the signal lands in the middle of the run however
+the machine schedules the test (under load, the quick games used to finish before the
+signal came). It exits with 130 within a hang guard, its last line is the command that
+continues it, and that command completes a run whose games and results equal an
+uninterrupted run with the same seed.
 """
 
 from __future__ import annotations
@@ -20,18 +23,21 @@ from pathlib import Path
 import pytest
 
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE
-from harness.tournaments.plan import Pairing, make_plan
 from harness.tournaments.resume import plan_of, recorded_games
-from harness.tournaments.tournament import run_tournament
 
 REPO = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 120.0
-AGENTS = ("random", "greedy", "corner")
+GATE_PLUGIN = Path(__file__).with_name("gate_agents.py")
+GATE_ENV = "ARENA_TEST_GATE"
+AGENTS = ("gated-random", "gated-greedy", "gated-corner")
 ENV, GAMES, SEED = 5, 12, 7  # env 5 is the smallest board (6x8): 3 pairings x 12 games = 36 quick games
 
 
-def arena(*args: str) -> subprocess.Popen[str]:
+def arena(*args: str, gate: str | None = None) -> subprocess.Popen[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200", "NO_COLOR": "1"}
+    env.pop(GATE_ENV, None)
+    if gate is not None:
+        env[GATE_ENV] = gate
     return subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -86,10 +92,11 @@ def games_of(run_dir: Path) -> list[tuple[object, ...]]:
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The same tournament, played through without a stop (in this process: the reference)."""
+    """The same tournament, played through without a stop and without a gate (the reference)."""
     run_dir = tmp_path_factory.mktemp("whole") / "run"
-    pairings = [Pairing(a, b) for i, a in enumerate(AGENTS) for b in AGENTS[i + 1 :]]
-    run_tournament(make_plan(pairings, [ENV], GAMES, SEED), run_dir, 1)
+    whole = arena(*tournament_args(run_dir, 1))
+    _, stderr = whole.communicate(timeout=HANG_GUARD_S)
+    assert whole.returncode == 0, stderr[-2000:]
     return run_dir
 
 
@@ -107,20 +114,24 @@ def tournament_args(out: Path, jobs: int) -> list[str]:
         str(jobs),
         "--out",
         str(out),
+        "--plugin",
+        str(GATE_PLUGIN),
     ]
 
 
 @pytest.mark.parametrize("jobs, cut, signum", [(1, 3, signal.SIGINT), (2, 17, signal.SIGTERM)])
 def test_a_stopped_tournament_says_how_to_continue_and_resumes_to_the_uninterrupted_run(tmp_path, uninterrupted, jobs, cut, signum):
-    run_dir = tmp_path / "run"
-    process = arena(*tournament_args(run_dir, jobs))
+    run_dir, release = tmp_path / "run", tmp_path / "release"
+    process = arena(*tournament_args(run_dir, jobs), gate=f"{run_dir / 'games.jsonl'}:{cut}:{release}")
     watch = StderrWatch(process)
-    wait_for_file(run_dir / "games.jsonl", cut, process)
+    wait_for_file(run_dir / "games.jsonl", cut, process)  # from here every game in flight holds still
     process.send_signal(signum)
+    watch.wait_for(f"stopping ({signal.Signals(signum).name})")
+    release.touch()  # the games in flight finish; the stop cancels the rest
     process.wait(timeout=HANG_GUARD_S)
     stderr = watch.finish()
     assert process.returncode == INTERRUPTED_EXIT_CODE, stderr
-    assert stderr[-1] == f"continue with: arena tournament --resume {run_dir}", stderr
+    assert stderr[-1] == f"continue with: arena tournament --resume {run_dir} --plugin {GATE_PLUGIN}", stderr
     kept = len(recorded_games(run_dir, plan_of(json.loads((run_dir / "manifest.json").read_text()))))
     assert cut <= kept < 3 * GAMES, "the stop must land in the middle of the run"
     assert any(f"interrupted: {kept} of {3 * GAMES} games recorded" in line for line in stderr), stderr
@@ -135,7 +146,7 @@ def test_a_stopped_tournament_says_how_to_continue_and_resumes_to_the_uninterrup
     assert json.loads((run_dir / "results.json").read_text()) == json.loads((uninterrupted / "results.json").read_text())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["resumes"][0]["games_on_record"] == kept
-    assert "random" in stdout and "greedy" in stdout
+    assert "gated-random" in stdout and "gated-greedy" in stdout
 
 
 def test_a_second_ctrl_c_stops_at_once_and_the_directory_still_resumes(tmp_path):

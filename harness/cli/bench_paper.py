@@ -42,7 +42,7 @@ from harness.bench.paper_report import (
 from harness.bench.paper_run import default_run_dir, read_plan, read_results, run_bench_paper
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import DESCRIPTION, print_error, stacked_tables, stderr_console, stderr_progress, stdout_console
-from harness.cli.options import PluginOption, parse_envs, parse_specs, refuse_newer_schema, use_plugins
+from harness.cli.options import PluginOption, parse_envs, parse_specs, refuse_newer_schema, specs_option, use_plugins
 from harness.prompting.waves import wave_label
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
@@ -75,20 +75,13 @@ def paper(
     ] = None,
     agents: Annotated[
         list[str] | None,
-        typer.Option(
-            "--agents",
-            metavar="SPEC",
-            show_default=False,
-            help=f"Adaptive agent, one spec per flag; repeat the flag (default: {' '.join(DEFAULT_AGENTS)}).",
-        ),
+        specs_option("--agents", f"Adaptive agent, one spec per flag; repeat the flag (default: {' '.join(DEFAULT_AGENTS)})."),
     ] = None,
     opponents: Annotated[
         list[str] | None,
-        typer.Option(
+        specs_option(
             "--opponents",
-            metavar="SPEC",
-            show_default=False,
-            help="Evaluation opponents instead of the paper's (Random, PosNet, PPO-2K, MCTS-30/50/100), one spec per flag; "
+            "Evaluation opponents instead of the paper's (Random, PosNet, PPO-2K, MCTS-30/50/100), one spec per flag; "
             "repeat the flag (commas inside a spec never split it). Checkpoints play those labelled Random and MCTS-100.",
         ),
     ] = None,

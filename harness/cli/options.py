@@ -53,6 +53,13 @@ PluginOption = Annotated[
         "(repeatable; loaded before the specs are read, and in every worker process).",
     ),
 ]
+
+
+def specs_option(flag: str, help: str) -> Any:
+    """A repeatable agent-spec option (one spec per flag, read by :func:`parse_specs`), for ``Annotated[list[str] | None, ...]``."""
+    return typer.Option(flag, metavar="SPEC", show_default=False, help=help)
+
+
 _RANGE_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
 _RANGE_OR_ALL = re.compile(r"^(all|[\d\s,-]*)$", re.IGNORECASE)
 _ENTRY_RANGE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")

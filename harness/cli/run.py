@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import errno
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
 
 from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stderr_progress, stdout_console
-from harness.cli.options import ENV_HELP, PluginOption, parse_env, parse_specs, use_plugins
+from harness.cli.options import ENV_HELP, PluginOption, parse_env, parse_specs, specs_option, use_plugins
 from harness.models.errors import EndpointDown
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 from harness.records.transcript import TranscriptReader
@@ -44,14 +45,14 @@ def run(
     env: str = typer.Option(None, "--env", help=ENV_HELP),
     budget: int = typer.Option(2000, "--budget", help="Adaptation games."),
     eval_games: int = typer.Option(20, "--eval-games", help="Evaluation games per opponent."),
-    opponents: list[str] = typer.Option(
-        None,
-        "--opponents",
-        metavar="SPEC",
-        show_default=False,
-        help="Evaluation opponent, one agent spec per flag; repeat the flag "
-        "(--opponents random --opponents mcts:n=30,c=1.0). Default: random.",
-    ),
+    opponents: Annotated[
+        list[str] | None,
+        specs_option(
+            "--opponents",
+            "Evaluation opponent, one agent spec per flag; repeat the flag (--opponents random --opponents mcts:n=30,c=1.0). "
+            "Default: random.",
+        ),
+    ] = None,
     seed: int = typer.Option(0, "--seed", help="Seed of the run (the agent's generators, the opponents')."),
     out: Path = typer.Option(Path("runs"), "--out", help="Parent directory of the run directory."),
     max_retries: int = typer.Option(

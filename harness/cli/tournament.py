@@ -18,8 +18,9 @@ from rich.text import Text
 from engine import EnvKey
 from engine.env_spec import env_slug
 from harness.cli.console import print_error, stderr_console
-from harness.cli.options import ENV_HELP, ENVS_HELP, PluginOption, check_spec, parse_env, parse_envs, parse_specs, use_plugins
+from harness.cli.options import ENV_HELP, ENVS_HELP, check_spec, parse_env, parse_envs, parse_specs, specs_option, use_plugins
 from harness.cli.tournament_adaptive import resume_adaptive_command, run_adaptive_command
+from harness.cli.tournament_options import NO_FLAGS, TOURNAMENT_OPTIONS, TournamentFlags
 from harness.cli.tournament_output import print_results, progress_bar
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.registry.specs import canonical_spec
@@ -29,53 +30,13 @@ from harness.tournaments.tournament import check_run_dir, default_jobs, default_
 
 GAME_FAILED_EXIT_CODE = 1
 
-DEFAULT_GAMES = 20
-GamesOption = Annotated[
-    int | None,
-    typer.Option("--games", show_default=False, help=f"Games per pairing and environment, colours alternating (default {DEFAULT_GAMES})."),
-]
-SeedOption = Annotated[
-    int | None, typer.Option("--seed", show_default=False, help="Seed every game's seed is derived from (0 or more; default 0).")
-]
-JobsOption = Annotated[
-    int | None, typer.Option("--jobs", help="Worker processes (default: all cores; 1 plays in this process).", show_default=False)
-]
-InProcessOption = Annotated[
-    bool,
-    typer.Option(
-        "--in-process",
-        help="Build the agents in the process that holds K instead of in player processes (quick "
-        "experiments; UNENFORCED: a cheating agent could read K; the results say so).",
-    ),
-]
-OutOption = Annotated[
-    Path | None, typer.Option("--out", metavar="DIR", help="Run directory (default: runs/<timestamp>-<name>).", show_default=False)
-]
 
-
-ResumeOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--resume",
-        metavar="DIR",
-        show_default=False,
-        help="Finish an interrupted run with the settings its manifest recorded (flags that "
-        "differ from them are refused; --jobs and --plugin may be given).",
-    ),
-]
-
-
+@TOURNAMENT_OPTIONS.into("flags")
 def match(
     agent_a: Annotated[str | None, typer.Argument(metavar="A", help="Agent spec, e.g. minimax:depth=5.", show_default=False)] = None,
     agent_b: Annotated[str | None, typer.Argument(metavar="B", help="Agent spec of the opponent.", show_default=False)] = None,
     env: Annotated[str | None, typer.Option("--env", metavar="ENV", help=ENV_HELP, show_default=False)] = None,
-    games: GamesOption = None,
-    seed: SeedOption = None,
-    jobs: JobsOption = None,
-    out: OutOption = None,
-    plugin: PluginOption = None,
-    in_process: InProcessOption = False,
-    resume: ResumeOption = None,
+    flags: TournamentFlags = NO_FLAGS,  # --games, --seed, --jobs, --out, --plugin, --in-process, --resume: TOURNAMENT_OPTIONS
 ) -> None:
     """Play A against B on one environment and print A's win/draw/lose rates, overall and by colour.
 
@@ -89,79 +50,43 @@ def match(
     Adaptive agents play unadapted here (a warning says so; tables mark them).
     Ctrl-C stops cleanly (a second one at once); --resume DIR finishes the run.
     """
-    plugin_words = use_plugins(plugin)
+    plugin_words = use_plugins(flags.plugin)
     given: dict[str, object] = {
         "A": canonical_spec(check_spec(agent_a, "A")) if agent_a is not None else None,
         "B": canonical_spec(check_spec(agent_b, "B")) if agent_b is not None else None,
         "--env": parse_env(env) if env is not None else None,
-        "--games": games,
-        "--seed": seed,
-        "--in-process": in_process or None,
+        **flags.given(),
     }
-    if resume is not None:
-        _resume(resume, "match", given, out, jobs, plugin_words)
+    if flags.resume is not None:
+        _resume(flags.resume, "match", given, flags.out, flags.jobs, plugin_words)
         return
     if agent_a is None or agent_b is None:
         raise typer.BadParameter("give the two agents: arena match A B --env ID (or --resume DIR)")
     if env is None:
         raise typer.BadParameter("give the environment: --env ID (0-55; `arena envs` lists them) or --env SPEC (docs/environments.md)")
     env_ids = [parse_env(env)]
-    games, seed = _defaults(games, seed)
-    plan = _plan(versus([agent_a], [agent_b]), env_ids, games, seed, in_process)
-    command = [
-        "arena",
-        "match",
-        agent_a,
-        agent_b,
-        "--env",
-        str(env_ids[0]),
-        "--games",
-        str(games),
-        "--seed",
-        str(seed),
-        *plugin_words,
-        *(["--in-process"] if in_process else []),
-    ]
-    settings = given | {"--games": games, "--seed": seed, "--in-process": in_process}
-    _run(
-        plan,
-        command,
-        jobs,
-        out,
-        "match",
-        f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_slug(env_ids[0])}",
-        settings=settings,
-    )
+    plan = _plan(versus([agent_a], [agent_b]), env_ids, *flags.defaults(), flags.in_process)
+    command = ["arena", "match", agent_a, agent_b, "--env", str(env_ids[0]), *flags.words(plugin_words)]
+    name = f"match-{plan.pairings[0].a}-vs-{plan.pairings[0].b}-env{env_slug(env_ids[0])}"
+    _run(plan, command, flags.jobs, flags.out, "match", name, settings=flags.settings(given))
 
 
+@TOURNAMENT_OPTIONS.into("flags")
 def tournament(
     agents: Annotated[
         list[str] | None,
-        typer.Option(
+        specs_option(
             "--agents",
-            metavar="SPEC",
-            show_default=False,
-            help="Agent spec, one per flag; repeat the flag (--agents random --agents mcts:n=50,c=1.0). "
+            "Agent spec, one per flag; repeat the flag (--agents random --agents mcts:n=50,c=1.0). "
             "A spec's own parameters follow its colon; commas inside a spec never split it.",
         ),
     ] = None,
     envs: Annotated[str | None, typer.Option("--envs", help=ENVS_HELP, show_default=False)] = None,
     vs: Annotated[
         list[str] | None,
-        typer.Option(
-            "--vs",
-            metavar="SPEC",
-            show_default=False,
-            help="Play each of --agents against this agent instead of a round robin (repeatable, one spec per flag).",
-        ),
+        specs_option("--vs", "Play each of --agents against this agent instead of a round robin (repeatable, one spec per flag)."),
     ] = None,
-    games: GamesOption = None,
-    seed: SeedOption = None,
-    jobs: JobsOption = None,
-    out: OutOption = None,
-    plugin: PluginOption = None,
-    in_process: InProcessOption = False,
-    resume: ResumeOption = None,
+    flags: TournamentFlags = NO_FLAGS,  # --games, --seed, --jobs, --out, --plugin, --in-process, --resume: TOURNAMENT_OPTIONS
     adaptive: Annotated[
         bool,
         typer.Option(
@@ -204,32 +129,30 @@ def tournament(
     --batch games at a time over --jobs workers; `arena leaderboard DIR` rates
     the games of any tournament run.
     """
-    plugin_words = use_plugins(plugin)
+    plugin_words = use_plugins(flags.plugin)
     specs = parse_specs(agents, "--agents") if agents is not None else None
     opponents = parse_specs(vs, "--vs") if vs is not None else None
     given: dict[str, object] = {
         "--agents": [canonical_spec(spec) for spec in specs] if specs is not None else None,
         "--vs": [canonical_spec(spec) for spec in opponents] if opponents is not None else None,
         "--envs": list(parse_envs(envs)) if envs is not None else None,
-        "--games": games,
-        "--seed": seed,
-        "--in-process": in_process or None,
+        **flags.given(),
     }
-    if resume is not None and (read_manifest(resume, "tournament").get("schedule") == "adaptive" or adaptive):
-        resume_adaptive_command(resume, jobs, plugin_words, given | {"--batch": batch}, out)
+    if flags.resume is not None and (read_manifest(flags.resume, "tournament").get("schedule") == "adaptive" or adaptive):
+        resume_adaptive_command(flags.resume, flags.jobs, plugin_words, given | {"--batch": batch}, flags.out)
         return
-    if resume is not None:
-        _resume(resume, "tournament", given, out, jobs, plugin_words)
+    if flags.resume is not None:
+        _resume(flags.resume, "tournament", given, flags.out, flags.jobs, plugin_words)
         return
     if specs is None:
         raise typer.BadParameter("give the agents: --agents SPEC --agents SPEC ... (`arena agents` lists them)")
     if envs is None:
         raise typer.BadParameter("give the environments: --envs 0-6, 0,3,5 or all")
-    games, seed = _defaults(games, seed)
+    games, seed = flags.defaults()
     if adaptive and opponents is not None:
         raise typer.BadParameter("--adaptive orders a round robin of --agents: leave out --vs")
     pairings = round_robin(specs) if opponents is None else versus(specs, opponents)
-    plan = _plan(pairings, parse_envs(envs), games, seed, in_process)
+    plan = _plan(pairings, parse_envs(envs), games, seed, flags.in_process)
     command = ["arena", "tournament", *spec_words("--agents", specs), "--envs", envs]
     if adaptive:
         words = [*command, "--adaptive", "--alpha", str(alpha), "--games", str(games), "--seed", str(seed), *plugin_words]
@@ -239,29 +162,24 @@ def tournament(
         ]
         run_adaptive_command(
             plan,
-            words + (["--in-process"] if in_process else []),
-            out,
+            words + (["--in-process"] if flags.in_process else []),
+            flags.out,
             alpha=alpha,
             max_games=max_games,
             max_cost_usd=max_cost_usd,
-            jobs=jobs,
+            jobs=flags.jobs,
             batch=batch,
         )
         return
     command += spec_words("--vs", opponents) if opponents is not None else []
-    command += ["--games", str(games), "--seed", str(seed), *plugin_words, *(["--in-process"] if in_process else [])]
+    command += flags.words(plugin_words)
     name = "tournament-" + "-".join(plan.agents)
-    settings = given | {"--games": games, "--seed": seed, "--in-process": in_process}
-    _run(plan, command, jobs, out, "tournament", name, settings=settings)
+    _run(plan, command, flags.jobs, flags.out, "tournament", name, settings=flags.settings(given))
 
 
 def spec_words(option: str, specs: Sequence[str]) -> list[str]:
     """The option repeated once per spec, as a recorded command line writes it."""
     return [word for spec in specs for word in (option, spec)]
-
-
-def _defaults(games: int | None, seed: int | None) -> tuple[int, int]:
-    return (DEFAULT_GAMES if games is None else games), (0 if seed is None else seed)
 
 
 def _plan(pairings: Sequence, env_ids: list[EnvKey], games: int, seed: int, in_process: bool) -> TournamentPlan:

@@ -31,6 +31,12 @@ def stderr_progress(label: str = DESCRIPTION, *extra: ProgressColumn, remaining:
     return Progress(*columns, *([TimeRemainingColumn()] if remaining else []), console=stderr_console(), transient=transient)
 
 
+def print_lines(console: Console, *lines: str) -> None:
+    """Each line printed as it is (no markup), soft-wrapped: a long path or figure is never cut."""
+    for line in lines:
+        console.print(Text(line), soft_wrap=True)
+
+
 def print_error(message: str) -> None:
     """One red line ``error: <message>`` on stderr; the message is printed literally (no markup)."""
     stderr_console().print(Text(f"error: {message}", style="bold red"), soft_wrap=True)

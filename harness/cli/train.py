@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from agents.posnet.network import ensemble_table
 from agents.posnet.train import (
@@ -30,7 +29,7 @@ from agents.posnet.train import (
     training_layouts,
 )
 from engine.environments import layouts as benchmark_layouts
-from harness.cli.console import stderr_progress, stdout_console
+from harness.cli.console import print_lines, stderr_progress, stdout_console
 from harness.cli.perft import duration
 from harness.tournaments.tournament import default_run_dir
 
@@ -75,15 +74,13 @@ def posnet(
     from harness.bench.posnet_plot import plot_value_tables  # matplotlib only when drawing
 
     picture = plot_value_tables(*_benchmark_tables(result), path.with_suffix(".png"))
-    console.print(
-        Text(
-            f"{result.games:,} games in {generations} generations, population {population}, {layouts} layouts, "
-            f"sigma {sigma:g}, seed {seed}: {duration(result.elapsed_seconds)} (drawing the layouts: {duration(drawing_seconds)})"
-        ),
-        soft_wrap=True,
+    print_lines(
+        console,
+        f"{result.games:,} games in {generations} generations, population {population}, {layouts} layouts, "
+        f"sigma {sigma:g}, seed {seed}: {duration(result.elapsed_seconds)} (drawing the layouts: {duration(drawing_seconds)})",
+        f"population: {path}",
+        f"tables:     {picture}",
     )
-    console.print(Text(f"population: {path}"), soft_wrap=True)
-    console.print(Text(f"tables:     {picture}"), soft_wrap=True)
 
 
 def _output_path(out: Path | None) -> Path:
@@ -198,15 +195,13 @@ def ntuple(
     )
     picture = plot_learning_curve(result.curve, f"all-{n} {method} on {where}", path.with_suffix(".png"))
     console = stdout_console()
-    console.print(
-        Text(
-            f"all-{n} {method} on {where}: {result.games:,} training games in {duration(result.elapsed_seconds)}; "
-            f"League score {score:.3f} over {league_games} fresh double games ({duration(scoring_seconds)})"
-        ),
-        soft_wrap=True,
+    print_lines(
+        console,
+        f"all-{n} {method} on {where}: {result.games:,} training games in {duration(result.elapsed_seconds)}; "
+        f"League score {score:.3f} over {league_games} fresh double games ({duration(scoring_seconds)})",
+        f"network: {path} (shipped name for this layout: agents/ntuple/data/{shipped_name(layout)})",
+        f"curve:   {picture}",
     )
-    console.print(Text(f"network: {path} (shipped name for this layout: agents/ntuple/data/{shipped_name(layout)})"), soft_wrap=True)
-    console.print(Text(f"curve:   {picture}"), soft_wrap=True)
 
 
 def ppo(
@@ -263,13 +258,11 @@ def ppo(
     path = out or default_run_dir("train-ppo") / "policy.pt"
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(policy.state_dict(), path)
-    console.print(
-        Text(
-            f"env {environment.id} ({environment.layout.name}): {arena.games_played:,} games, {stats.steps:,} learner steps in "
-            f"{duration(stats.seconds)} (MaskablePPO, MlpPolicy, {n_envs} games at once, n_steps {n_steps}, {stats.snapshots} snapshots, "
-            f"{stats.nan_restores} NaN restores)"
-        ),
-        soft_wrap=True,
+    print_lines(
+        console,
+        f"env {environment.id} ({environment.layout.name}): {arena.games_played:,} games, {stats.steps:,} learner steps in "
+        f"{duration(stats.seconds)} (MaskablePPO, MlpPolicy, {n_envs} games at once, n_steps {n_steps}, {stats.snapshots} snapshots, "
+        f"{stats.nan_restores} NaN restores)",
     )
     if eval_games:
         agent = PpoAgent(AgentContext(environment.rules), np.random.default_rng(seed), config)
@@ -282,5 +275,5 @@ def ppo(
             black, white = (agent, opponent) if colour == 0 else (opponent, agent)
             reward = play_game(environment.rules, environment.condition, black, white).rewards[colour]
             tally[1 - reward] += 1
-        console.print(Text(f"vs Random, {eval_games} games: {tally[0]} won, {tally[1]} drawn, {tally[2]} lost"), soft_wrap=True)
-    console.print(Text(f"policy: {path}"), soft_wrap=True)
+        print_lines(console, f"vs Random, {eval_games} games: {tally[0]} won, {tally[1]} drawn, {tally[2]} lost")
+    print_lines(console, f"policy: {path}")

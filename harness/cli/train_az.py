@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
-from harness.cli.console import stderr_progress, stdout_console
+from harness.cli.console import print_lines, stderr_progress, stdout_console
 from harness.cli.perft import duration
 from harness.tournaments.tournament import default_run_dir
 
@@ -68,12 +67,10 @@ def az(
 
         def report(r):
             progress.update(task, completed=r.round)
-            console.print(
-                Text(
-                    f"round {r.round}: {r.games} games, {r.positions} positions, policy loss "
-                    f"{r.policy_loss:.3f}, value loss {r.value_loss:.3f}, {duration(r.seconds)}"
-                ),
-                soft_wrap=True,
+            print_lines(
+                console,
+                f"round {r.round}: {r.games} games, {r.positions} positions, policy loss "
+                f"{r.policy_loss:.3f}, value loss {r.value_loss:.3f}, {duration(r.seconds)}",
             )
 
         try:
@@ -82,8 +79,8 @@ def az(
             raise typer.BadParameter(str(error)) from None
     total = reports[-1].seconds if reports else 0.0
     path = save_net(net, run_dir / "az.pt", rounds=reports[-1].round if reports else 0, seconds=total, seed=seed)
-    console.print(
-        Text(f"{sum(r.games for r in reports):,} self-play games in {len(reports)} rounds, {duration(total)} of training in all"),
-        soft_wrap=True,
+    print_lines(
+        console,
+        f"{sum(r.games for r in reports):,} self-play games in {len(reports)} rounds, {duration(total)} of training in all",
+        f"network: {path} (the az agent's weights={path}; shipped: agents/az/data/az.pt)",
     )
-    console.print(Text(f"network: {path} (the az agent's weights={path}; shipped: agents/az/data/az.pt)"), soft_wrap=True)

@@ -1,4 +1,5 @@
-"""The model options ``arena run`` and ``arena demo`` share: typer options, a model config file, and their merge.
+"""The model options ``arena run`` and ``arena demo`` share: typer options (one group, :data:`MODEL_OPTIONS`, which the
+commands receive as :class:`ModelFlags`), a model config file, and their merge.
 
 ``--model-config FILE`` (TOML, or JSON for a ``.json`` file) holds any of ``model``,
 ``api_base``, ``temperature``, ``top_p``, ``max_reply_tokens``, ``reasoning_effort``,

@@ -1,6 +1,7 @@
 """Parsers of the arguments several commands share: environment specs (``--env``/``--envs``: :func:`parse_env`,
 :func:`parse_envs`, over ``engine.env_spec``, the one grammar), env ids and ranges, the ENV | --layout pair, --plugin,
-and agent specs (:func:`parse_specs`, the one grammar of ``--opponents``, ``--agents``, ``--vs`` and ``match A B``).
+and agent specs (:func:`parse_specs`, the one grammar of ``--opponents``, ``--agents``, ``--vs`` and ``match A B``;
+:func:`specs_option` declares such an option). :class:`OptionGroup` declares options once for several commands.
 
 Every problem a user can cause is raised as ``typer.BadParameter`` (or as the engine's
 own error types), which ``harness.cli.main`` turns into a one-line ``error: ...``.

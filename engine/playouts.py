@@ -1,4 +1,4 @@
-"""Python entry points to the random-playout kernels (used by the bench and by MCTS)."""
+"""Python entry points to the random-playout kernels (used by the bench and by MCTS), and a position as kernels take it."""
 
 from __future__ import annotations
 
@@ -9,19 +9,17 @@ from engine.rules import Rules
 from engine.state import State
 
 
+def kernel_position(rules: Rules, state: State) -> tuple[tuple[np.uint64, ...], tuple[np.uint64, ...], int, int]:
+    """A position as the kernels take it: the mover's and the opponent's words, then their placed counts."""
+    g = rules.geometry
+    return g.words(state.own), g.words(state.opponent), state.placed(state.to_move), state.placed(1 - state.to_move)
+
+
 def random_games(rules: Rules, state: State, games: int, seed: int) -> int:
     """Play ``games`` uniformly random games from ``state``; returns the placements made in all."""
-    g = rules.geometry
     return int(
         kernels.random_games(
-            g.words(state.own),
-            g.words(state.opponent),
-            state.placed(state.to_move),
-            state.placed(1 - state.to_move),
-            games,
-            *rules.limit_args,
-            g.kernel_args,
-            np.uint64(seed or 0x9E3779B97F4A7C15),
+            *kernel_position(rules, state), games, *rules.limit_args, rules.geometry.kernel_args, np.uint64(seed or 0x9E3779B97F4A7C15)
         )
     )
 
@@ -31,15 +29,7 @@ def random_playout(rules: Rules, state: State, seed: int, max_turns: int = -1) -
 
     Returns (mover's final discs, opponent's final discs, new seed).
     """
-    g = rules.geometry
     own, opp, _, new_seed = kernels.random_playout(
-        g.words(state.own),
-        g.words(state.opponent),
-        state.placed(state.to_move),
-        state.placed(1 - state.to_move),
-        *rules.limit_args,
-        g.kernel_args,
-        np.uint64(seed or 0x9E3779B97F4A7C15),
-        max_turns,
+        *kernel_position(rules, state), *rules.limit_args, rules.geometry.kernel_args, np.uint64(seed or 0x9E3779B97F4A7C15), max_turns
     )
     return int(own), int(opp), int(new_seed)

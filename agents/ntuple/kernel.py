@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.posnet.kernel import table_sum
 from engine.bits import ONE, U64, ZERO, bb_any, bb_bit, bb_count, bb_select, bb_xor, trailing_zeros
 from engine.kernels import flips_of, legal_moves, next_random, place
 
@@ -147,17 +148,6 @@ def ntuple_move(codes, own, opp, moves, white_moves, net, geo, scores, indices, 
 
 
 @njit(cache=True)
-def _table_sum(table, bits):
-    total = 0.0
-    for w in range(len(bits)):
-        word = bits[w]
-        while word != ZERO:
-            total += table[w * 64 + int(trailing_zeros(word))]
-            word &= word - ONE
-    return total
-
-
-@njit(cache=True)
 def wpc_move(table, own, opp, moves, geo, seed):
     """The 1-ply WPC player's placement (own +, opponent -; random among ties); returns (index, seed).
 
@@ -168,9 +158,21 @@ def wpc_move(table, own, opp, moves, geo, seed):
     while bb_any(remaining):
         index = bb_select(remaining, 0)
         remaining = bb_xor(remaining, bb_bit(remaining, index))
-        score = table[index] + 2.0 * _table_sum(table, flips_of(own, opp, index, geo))
+        score = table[index] + 2.0 * table_sum(table, flips_of(own, opp, index, geo))
         best, chosen, ties, seed = _pick(best, chosen, ties, score, index, seed)
     return chosen, seed
+
+
+@njit(cache=True)
+def _epsilon_move(ntuple_moves, epsilon, codes, own, opp, moves, white_moves, net, table, geo, scores, indices, seed):
+    """A random placement with probability ``epsilon``, else the n-tuple (``ntuple_moves``) or WPC player's: (index, seed)."""
+    seed, bits = next_random(seed)
+    if bits * (1.0 / 4294967296.0) < epsilon:
+        seed, rank = _random_below(seed, bb_count(moves))
+        return bb_select(moves, rank), seed
+    if ntuple_moves:
+        return ntuple_move(codes, own, opp, moves, white_moves, net, geo, scores, indices, seed)
+    return wpc_move(table, own, opp, moves, geo, seed)
 
 
 @njit(cache=True)
@@ -194,14 +196,9 @@ def league_game(net, table, ntuple_black, epsilon, black, white, geo, cells, see
     while True:
         moves = legal_moves(own, opp, geo)
         if bb_any(moves):
-            seed, bits = next_random(seed)
-            if bits * (1.0 / 4294967296.0) < epsilon:
-                seed, rank = _random_below(seed, bb_count(moves))
-                index = bb_select(moves, rank)
-            elif white_moves != ntuple_black:
-                index, seed = ntuple_move(codes, own, opp, moves, white_moves, net, geo, scores, indices, seed)
-            else:
-                index, seed = wpc_move(table, own, opp, moves, geo, seed)
+            index, seed = _epsilon_move(
+                white_moves != ntuple_black, epsilon, codes, own, opp, moves, white_moves, net, table, geo, scores, indices, seed
+            )
             own, opp = _apply(codes, own, opp, index, white_moves, geo)
         elif not bb_any(legal_moves(opp, own, geo)):
             break
@@ -261,14 +258,9 @@ def td_games(net, table, versus_table, games, alpha, epsilon, black, white, geo,
         while True:
             moves = legal_moves(own, opp, geo)
             if bb_any(moves):
-                seed, bits = next_random(seed)
-                if bits * (1.0 / 4294967296.0) < epsilon:
-                    seed, rank = _random_below(seed, bb_count(moves))
-                    index = bb_select(moves, rank)
-                elif learner[side]:
-                    index, seed = ntuple_move(codes, own, opp, moves, side == 1, net, geo, scores, indices, seed)
-                else:
-                    index, seed = wpc_move(table, own, opp, moves, geo, seed)
+                index, seed = _epsilon_move(
+                    learner[side], epsilon, codes, own, opp, moves, side == 1, net, table, geo, scores, indices, seed
+                )
                 own, opp = _apply(codes, own, opp, index, side == 1, geo)
                 if learner[side]:
                     value = evaluate(codes, side == 1, net)

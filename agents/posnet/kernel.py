@@ -30,7 +30,7 @@ TIE_TOLERANCE = 1e-9
 
 
 @njit(cache=True)
-def _table_sum(table, bits):
+def table_sum(table, bits):
     """Sum of ``table`` over the set bits of a bitboard."""
     total = 0.0
     for w in range(len(bits)):
@@ -50,7 +50,7 @@ def best_wpc_move(table, own, opp, moves, geo):
     while bb_any(remaining):
         index = bb_select(remaining, 0)
         remaining = bb_xor(remaining, bb_bit(remaining, index))
-        score = table[index] + 2.0 * _table_sum(table, flips_of(own, opp, index, geo))
+        score = table[index] + 2.0 * table_sum(table, flips_of(own, opp, index, geo))
         if score > best_score + TIE_TOLERANCE:
             best_score = score
             best_index = index

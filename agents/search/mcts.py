@@ -34,6 +34,7 @@ import numpy as np
 from agents.base import Agent, AgentContext, choose, placements
 from agents.search.mcts_kernel import mcts_search
 from agents.spec import Param, register
+from engine.playouts import kernel_position
 from engine.protocol.observation import Observation
 from engine.rules import Rules
 from engine.state import PASS, State
@@ -74,14 +75,10 @@ def search(
     ``rollout_turns``: the rollout cap in turns (0: score the new node as it
     stands, -1: play to the end). ``seed``: the kernel's xorshift state (non-zero).
     """
-    geometry = rules.geometry
     moves, visits, values = mcts_search(
-        geometry.words(state.own),
-        geometry.words(state.opponent),
-        state.placed(state.to_move),
-        state.placed(1 - state.to_move),
+        *kernel_position(rules, state),
         *rules.limit_args,
-        geometry.kernel_args,
+        rules.geometry.kernel_args,
         table,
         n,
         float(c),

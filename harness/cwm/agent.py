@@ -27,12 +27,11 @@ Frozen evaluation (``decider``/``act``) plans with the last program (a random le
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from agents.base import AgentContext
 from agents.interval.agent import IntervalConfig, final_total, probe_policies
 from agents.interval.belief import InconsistentRecord, KInterval, probe_target
 from agents.search.api import SearchTables
@@ -44,59 +43,30 @@ from harness.cwm.probe import implied_interval
 from harness.cwm.refine import Candidate, Synthesizer
 from harness.cwm.tests_from_games import TestSuite, UnitTest, random_transitions, run_tests
 from harness.cwm.world import Outcome, Step, evidence_rows, final_state, state_json
-from harness.models.client import ModelClient
 from harness.play.decisions import MoveDecision
 from harness.play.game import Decide, from_policy
-from harness.prompting.policy_agent import PHASE_CODES, BeliefSink, CallSink, GameSink, MemoryAgent, _no_call
-from harness.prompting.renderer import PromptRenderer
+from harness.prompting.model_agent import ModelAgent, game_rng, named
 from harness.sandbox.client import SandboxWorker
 
 FAILING_TESTS_KEPT, FAILING_TEST_CHARS = 5, 300  # per program version in agent.json: the first failures, cut
 
 
-class CwmAgent(MemoryAgent):
+class CwmAgent(ModelAgent[CwmConfig]):
     """A code world model, refined against the agent's games and planned on by MCTS; see the module docstring."""
 
     name = "cwm"
+    config_class = CwmConfig
 
-    def __init__(
-        self,
-        context: AgentContext,
-        rng: np.random.Generator,
-        client: ModelClient,
-        *,
-        budget: int,
-        seed: int = 0,
-        config: CwmConfig | None = None,
-        renderer: PromptRenderer | None = None,
-        on_call: CallSink = _no_call,
-        on_game: GameSink | None = None,
-        on_belief: BeliefSink | None = None,
-        beliefs_done: Sequence[int] = (),
-    ) -> None:
-        config = config or CwmConfig()
-        super().__init__(
-            context,
-            rng,
-            client,
-            budget=budget,
-            seed=seed,
-            config=config,
-            renderer=renderer,
-            on_call=on_call,
-            on_game=on_game,
-            on_belief=on_belief,
-            beliefs_done=beliefs_done,
-        )
+    def setup(self) -> None:
         self.synth = Synthesizer(
-            client,
+            self.client,
             self.rules,
             renderer=self.renderer,
-            config=config.refine,
-            on_call=on_call,
-            seed=seed,
+            config=self.config.refine,
+            on_call=self.on_call,
+            seed=self.seed,
             on_candidate=self._measure,
-            budget=budget,
+            budget=self.budget,
         )
         self.train, self.heldout = TestSuite(), TestSuite()
         self.shown: list[Outcome] = []
@@ -150,18 +120,17 @@ class CwmAgent(MemoryAgent):
         assert target is not None  # _exploring said so
         if self._tables is None:
             self._tables = SearchTables(self.rules.layout)
-        rng = np.random.default_rng([self.seed, PHASE_CODES["adapt"], index, 2])
+        rng = game_rng(self.seed, "adapt", index, 2)
         random_plies = int(rng.integers(0, 2 * self._unchanged + 1))  # vary the games once probes stop teaching
         black, white = probe_policies(self.rules, self._tables, IntervalConfig(), rng, float(target), index, random_plies)
         return from_policy(black), from_policy(white)
 
     async def _play(self, arena: Any, decide_black: Decide, decide_white: Decide | None = None, *, exploration: bool) -> None:
         index = arena.games_played
-        game, _ = await arena.play_verified(decide_black, decide_white or decide_black, (self.name, self.name))
+        game, _ = await self.self_play(arena, decide_black, decide_white)
         self.remember(game.record, index % 2)
         self._learn(index, game.record, exploration)
-        if self.on_game is not None:
-            self.on_game("adapt", index, game, index % 2)
+        self.emit_game(index, game)
 
     def _learn(self, index: int, record: Any, exploration: bool) -> None:
         """Turn a finished game into tests: all its steps if a shown exploration game, else its outcome."""
@@ -234,10 +203,9 @@ class CwmAgent(MemoryAgent):
     def _report_belief(self, games_played: int) -> None:
         if self.worker is not None:
             self.interval = implied_interval(self.worker, self.rules, self.totals)
-        if self.on_belief is not None and games_played not in self.beliefs_done:
-            self.beliefs_done.add(games_played)
+        if self.on_belief is not None and self.first_belief(games_played):
             error = None if self.interval is not None else "the program's returns fit no threshold K"
-            self.on_belief(games_played, self.belief() if self.interval is not None else None, error)
+            self.emit_belief(games_played, self.belief() if self.interval is not None else None, error)
 
     async def _measure(self, candidate: Candidate, worker: SandboxWorker) -> None:
         """Train and held-out accuracy of a candidate just tested (``steps``)."""
@@ -263,17 +231,16 @@ class CwmAgent(MemoryAgent):
     # ------------------------------------------------------------------ play
 
     def _random_decider(self, phase: str, game_index: int) -> Callable[[Observation], MoveDecision]:
-        rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index, 1])
+        rng = game_rng(self.seed, phase, game_index, 1)
 
         def decide(obs: Observation) -> MoveDecision:
             return MoveDecision(int(obs.legal_moves[rng.integers(len(obs.legal_moves))]), False, [])
 
-        decide.name = self.name  # type: ignore[attr-defined]
-        return decide
+        return named(decide, self.name)
 
     def decider(self, phase: str, game_index: int) -> Callable[[Observation], MoveDecision]:
         """MCTS on the program in the sandbox, every move checked against the engine's legal moves."""
-        rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
+        rng = game_rng(self.seed, phase, game_index)
         fallback = self._random_decider(phase, game_index)
 
         def decide(obs: Observation) -> MoveDecision:
@@ -290,8 +257,7 @@ class CwmAgent(MemoryAgent):
                 return MoveDecision(int(legal[rng.integers(len(legal))]), False, [])
             return MoveDecision(int(plan.value["action"]), False, [])
 
-        decide.name = self.name  # type: ignore[attr-defined]
-        return decide
+        return named(decide, self.name)
 
     def _plan(self, worker: SandboxWorker, state: dict[str, Any], phase: str, seed: int) -> Any:
         """One planning call inside the program's worker: MCTS or minimax, as configured."""
@@ -320,10 +286,6 @@ class CwmAgent(MemoryAgent):
             )
             self._new_tests = True
         return MoveDecision(move, False, [])
-
-    def report_calls(self, phase: str, game_index: int, decisions: Sequence[Any]) -> None:
-        """No model calls are made during a game (kept for the harness's interface)."""
-        return None
 
     def act(self, observation: Observation) -> int:
         """A frozen move: MCTS on the last program."""

@@ -29,7 +29,7 @@ class CwmConfig:
     leaf_playouts: int = 4  # minimax: random playouts valuing a leaf cut by depth (when the program has no value())
     rejection: RejectionConfig = field(default_factory=RejectionConfig)
     refine: RefineConfig = field(default_factory=RefineConfig)
-    hint_level: str = "none"  # for the shared system prompt of MemoryAgent (the cwm prompts hold their own rules)
+    hint_level: str = "none"  # for the shared system prompt of ModelAgent (the cwm prompts hold their own rules)
 
     def __post_init__(self) -> None:
         if (

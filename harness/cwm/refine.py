@@ -15,7 +15,7 @@
 Both stop when a candidate passes every test or the episode's call budget is
 spent, and return the best candidate so far (most ``h``, the earliest on a tie).
 Every call goes to ``on_call`` with the fields of the other model agents
-(:func:`harness.prompting.policy_agent.call_fields`); a reply with no usable
+(:func:`harness.prompting.model_agent.adapt_call_fields`); a reply with no usable
 program (no code, a program that does not load) has ``failure_kind`` ``code_error``,
 a failed call ``call_failed``.
 """
@@ -34,7 +34,7 @@ from harness.cwm.world import extract_code, rules_layout
 from harness.models.client import ModelClient
 from harness.models.errors import ModelCallError
 from harness.models.messages import ModelResponse
-from harness.prompting.policy_agent import CallSink, call_fields
+from harness.prompting.model_agent import CallSink, adapt_call_fields
 from harness.prompting.renderer import PromptRenderer, system_context
 from harness.sandbox.client import SandboxWorker
 from harness.sandbox.limits import Limits
@@ -160,23 +160,8 @@ class Synthesizer:
         usable = source is not None and score.load_failure is None
         if response is not None and not usable:
             self.code_errors += 1
-        self.on_call(
-            call_fields(
-                response,
-                game_index=None,
-                phase="adapt",
-                ply=None,
-                attempt=0,
-                messages=list(messages),
-                reply=text,
-                finish_reason=response.finish_reason if response else None,
-                parsed_move=None,
-                verdict=None if response else "call_failed",
-                failure_kind=None if usable else ("code_error" if response is not None else "call_failed"),
-                template_hash=template_hash,
-                reason=reason,
-            )
-        )
+        failure_kind = None if usable else ("code_error" if response is not None else "call_failed")
+        self.on_call(adapt_call_fields(response, messages, template_hash, failure_kind, reason=reason))
         dialogue = list(messages) + ([{"role": "assistant", "content": text or ""}] if response is not None else [])
         candidate = Candidate(source if usable else None, score, self.calls, dialogue)
         if usable:

@@ -22,8 +22,6 @@ from harness.cwm.agent import CwmAgent
 from harness.cwm.config import PLANNERS, CwmConfig
 from harness.cwm.refine import MODES, RefineConfig
 from harness.cwm.tests_from_games import random_transitions
-from harness.prompting.model_specs import spec_client
-from harness.prompting.policy_agent import _no_call
 
 RULE_TRANSITIONS = 300  # random-play transitions of the public rules the first program is tested on
 
@@ -83,14 +81,4 @@ def cwm_entry(
         depth=depth,
         refine=RefineConfig(mode=mode, params={"temperature": temperature}),
     )
-    agent = PromptOnlyCwm(
-        context,
-        rng,
-        spec_client("cwm", model, rng),
-        budget=0,
-        seed=int(rng.integers(2**31)),
-        config=config,
-        on_call=context.record_call or _no_call,
-    )
-    agent.freeze()
-    return agent
+    return PromptOnlyCwm.from_spec(context, rng, model, lambda: config)

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engine.condition import HALF, as_fraction
 from engine.protocol.belief import Belief, Regime
 
+Parsed = TypeVar("Parsed", bound=BaseModel)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
@@ -75,22 +77,50 @@ def parse_belief(text: str) -> Belief:
     Candidates are tried in that order; the first JSON object that validates wins.
     ``{"belief": {...}}`` is unwrapped. BeliefParseError says why nothing did.
     """
+    belief, problems = read_reply(
+        text,
+        Belief,
+        "belief",
+        BeliefParseError,
+        "regime, k_low, k_high, confidence",
+        '{"regime": "majority", "k_low": ..., "k_high": ..., "confidence": ...}',
+    )
+    if belief is not None:
+        return belief
+    raise BeliefParseError("the JSON in the reply is not a valid belief: " + "; ".join(problems[0:1]))
+
+
+def read_reply(
+    text: str,
+    model: type[Parsed],
+    wrapper: str,
+    error: type[ValueError],
+    expected: str,
+    example: str,
+    skip: Callable[[dict[str, Any]], bool] | None = None,
+) -> tuple[Parsed | None, list[str]]:
+    """The first JSON object in a reply that validates as ``model`` (else None), and why each before it did not.
+
+    Objects are tried in :func:`_json_objects`'s order; ``{wrapper: {...}}`` is unwrapped, and an object
+    ``skip`` names is no candidate. A reply that is empty or holds no JSON object raises ``error``, saying
+    what was ``expected`` (the fields) with an ``example``.
+    """
     if not isinstance(text, str) or not text.strip():
-        raise BeliefParseError("the reply is empty; expected a JSON object with regime, k_low, k_high, confidence")
+        raise error(f"the reply is empty; expected a JSON object with {expected}")
     objects = _json_objects(text)
     if not objects:
-        raise BeliefParseError(
-            'no JSON object found in the reply; expected e.g. {"regime": "majority", "k_low": ..., "k_high": ..., "confidence": ...}'
-        )
-    problems = []
+        raise error(f"no JSON object found in the reply; expected e.g. {example}")
+    problems: list[str] = []
     for candidate in objects:
-        if isinstance(candidate.get("belief"), dict) and len(candidate) == 1:
-            candidate = candidate["belief"]
+        if isinstance(candidate.get(wrapper), dict) and len(candidate) == 1:
+            candidate = candidate[wrapper]
+        if skip is not None and skip(candidate):
+            continue
         try:
-            return Belief.model_validate(candidate)
-        except ValidationError as error:
-            problems.append(_describe(error))
-    raise BeliefParseError("the JSON in the reply is not a valid belief: " + "; ".join(problems[0:1]))
+            return model.model_validate(candidate), problems
+        except ValidationError as failure:
+            problems.append(_describe(failure))
+    return None, problems
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
@@ -118,16 +148,6 @@ def _decode_all(text: str) -> list[dict[str, Any]]:
             objects.append(value)
         position = end
     return objects
-
-
-def json_objects(text: str) -> list[dict[str, Any]]:
-    """The JSON objects in a reply, in the order :func:`parse_belief` tries them (for other structured replies)."""
-    return _json_objects(text)
-
-
-def describe_validation_error(error: ValidationError) -> str:
-    """A pydantic error as one line: ``field: message, ...``."""
-    return _describe(error)
 
 
 def _describe(error: ValidationError) -> str:

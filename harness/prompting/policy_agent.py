@@ -33,31 +33,25 @@ import asyncio
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from agents.base import Agent, AgentContext
 from agents.spec import register
-from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
-from harness.models.client import ModelClient
 from harness.models.errors import ModelCallError
 from harness.models.messages import ModelRequest, ModelResponse
 from harness.play.decisions import FailureKind, MoveDecision, ParsedMove
 from harness.play.game import PlyDecision, decision_ply
 from harness.play.open_games import GameNotEntered
 from harness.prompting.beliefs import BeliefParseError, parse_belief
-from harness.prompting.memory import EpisodeMemory, GameSummary
-from harness.prompting.model_specs import SPEC_PARAMS, spec_client
-from harness.prompting.moves import ModelCallFailed, MoveAsker
-from harness.prompting.renderer import MemoryBlock, PromptRenderer, belief_context, memory_block, move_context, system_context
+from harness.prompting.memory import EpisodeMemory
+from harness.prompting.model_agent import ModelAgent, adapt_call_fields, ask_parsed, call_fields, game_rng, named
+from harness.prompting.model_specs import SPEC_PARAMS
+from harness.prompting.moves import FallbackPolicy, ModelCallFailed, MoveAsker
+from harness.prompting.renderer import MemoryBlock, belief_context, memory_block, move_context
 from harness.prompting.waves import wave_of
-
-PHASE_CODES = {"adapt": 0, "eval": 1}
-CallSink = Callable[[dict[str, Any]], None]
-GameSink = Callable[[str, int, Any, int], None]  # phase, game index, VerifiedGame, colour the memory takes
-BeliefSink = Callable[[int, Belief | None, str | None], None]  # checkpoint, belief, error
 
 
 @dataclass(frozen=True)
@@ -76,91 +70,13 @@ class LlmPolicyConfig:
     wave: int = 1  # adaptation games played at once, sharing one memory (harness.prompting.waves); 1: one after another
 
 
-def _no_call(_: dict[str, Any]) -> None:
-    return None
-
-
-class MemoryAgent(Agent):
-    """An agent that learns from the episode memory of its self-play games in an arena."""
-
-    memory: EpisodeMemory
-
-    def __init__(
-        self,
-        context: AgentContext,
-        rng: np.random.Generator,
-        client: ModelClient,
-        *,
-        budget: int,
-        seed: int,
-        config: Any,
-        renderer: PromptRenderer | None,
-        on_call: CallSink,
-        on_game: GameSink | None,
-        on_belief: BeliefSink | None,
-        beliefs_done: Sequence[int],
-    ) -> None:
-        """What every model agent holds: client, budget, config (with ``hint_level``), sinks, memory, system prompt."""
-        super().__init__(context, rng)
-        self.client, self.budget, self.seed, self.config = client, budget, seed, config
-        self.renderer = renderer or PromptRenderer()
-        self.on_call, self.on_game, self.on_belief = on_call, on_game, on_belief
-        self.memory = EpisodeMemory()
-        self.beliefs_done = set(beliefs_done)
-        self.system = self.renderer.render("system", **system_context(self.rules, config.hint_level, budget))
-
-    def remember(self, record: Any, colour: int) -> None:
-        """Add a finished game, seen from ``colour``, to the memory."""
-        index = len(self.memory.games) + 1
-        self.memory = self.memory.add(GameSummary.from_record(index, record, colour, self.rules.layout))
-
-    def rebuild_memory(self, arena: Any, games: int | None = None) -> None:
-        """The memory of the first ``games`` games in the arena's ledger (all by default; self-play: black in even games)."""
-        self.memory = EpisodeMemory()
-        for index, record in enumerate(arena.ledger.records[:games]):
-            self.remember(record, index % 2)
-
-    def adapt(self, arena: Any) -> None:
-        """Self-play until the budget is spent (synchronous wrapper of ``adapt_async``)."""
-        asyncio.run(self.adapt_async(arena))
-
-    async def adapt_async(self, arena: Any) -> None:
-        raise NotImplementedError
-
-
-class LlmPolicyAgent(MemoryAgent):
+class LlmPolicyAgent(ModelAgent[LlmPolicyConfig]):
     """A model playing every move; see the module docstring."""
 
     name = "llm-policy"
+    config_class = LlmPolicyConfig
 
-    def __init__(
-        self,
-        context: AgentContext,
-        rng: np.random.Generator,
-        client: ModelClient,
-        *,
-        budget: int,
-        seed: int = 0,
-        config: LlmPolicyConfig | None = None,
-        renderer: PromptRenderer | None = None,
-        on_call: CallSink = _no_call,
-        on_game: GameSink | None = None,
-        on_belief: BeliefSink | None = None,
-        beliefs_done: Sequence[int] = (),
-    ) -> None:
-        super().__init__(
-            context,
-            rng,
-            client,
-            budget=budget,
-            seed=seed,
-            config=config or LlmPolicyConfig(),
-            renderer=renderer,
-            on_call=on_call,
-            on_game=on_game,
-            on_belief=on_belief,
-            beliefs_done=beliefs_done,
-        )
+    def setup(self) -> None:
         self.belief_failures = 0
         self._block: tuple[EpisodeMemory, MemoryBlock] | None = None  # the memory's block, while it is the memory
         self._requests: dict[str, list[Any]] = {}  # request key -> [lock, users] of identical requests under way
@@ -207,7 +123,7 @@ class LlmPolicyAgent(MemoryAgent):
 
     def asker(self, phase: str, game_index: int) -> MoveAsker:
         """The asker of one game; games that may run concurrently (evaluation, a wave) send identical requests one at a time."""
-        rng = np.random.default_rng([self.seed, PHASE_CODES[phase], game_index])
+        rng = game_rng(self.seed, phase, game_index)
         ask = functools.partial(self._ask, one_at_a_time=True)
         free = self.config.free_call_failures
         if free is None:
@@ -215,7 +131,7 @@ class LlmPolicyAgent(MemoryAgent):
         return MoveAsker(
             ask,
             max_retries=self.config.max_retries,
-            policy=self.config.on_failure,
+            policy=cast(FallbackPolicy, self.config.on_failure),  # MoveAsker checks it
             rng=rng,  # type: ignore[arg-type]
             free_call_failures=free,
         )
@@ -231,8 +147,7 @@ class LlmPolicyAgent(MemoryAgent):
         async def decide(obs: Observation) -> MoveDecision:
             return await asker.decide(obs, self.messages(obs, wave_game))
 
-        decide.name = self.name  # type: ignore[attr-defined]
-        return decide
+        return named(decide, self.name)
 
     def act(self, observation: Observation) -> int:
         """Synchronous move (outside a running event loop), its calls reported to ``on_call``; a forfeit raises.
@@ -308,67 +223,23 @@ class LlmPolicyAgent(MemoryAgent):
 
     async def _adapt_game(self, arena: Any, index: int) -> None:
         decide = self.decider("adapt", index)
-        game, decisions = await arena.play_verified(decide, decide, (self.name, self.name))
+        game, decisions = await self.self_play(arena, decide)
         if arena.games_played != index + 1:  # the arena enters games in the order they started
             raise RuntimeError(f"adaptation game {index} was entered as game {arena.games_played - 1}")
         self.report_calls("adapt", index, decisions)
-        if self.on_game is not None:
-            self.on_game("adapt", index, game, index % 2)
+        self.emit_game(index, game)
 
     async def _maybe_belief(self, games_played: int) -> None:
-        if games_played not in self.config.checkpoints or games_played in self.beliefs_done:
+        if games_played not in self.config.checkpoints or not self.first_belief(games_played):
             return
-        self.beliefs_done.add(games_played)
         block = self.memory_block()
         prompt = self.renderer.render_reusing("belief", {"memory": block.text}, **belief_context(block.view, games_played, self.budget))
         messages = [{"role": "system", "content": self.system.text}, {"role": "user", "content": prompt.text}]
-        belief, error, response, text = None, None, None, None
-        try:
-            response = await self.client.complete(self.client.request(messages, **self.config.params))
-            text = response.text
-            belief = parse_belief(text)
-        except ModelCallError as failure:
-            error = f"call failed: {failure}"
-        except BeliefParseError as failure:
-            error = str(failure)
+        response, belief, error = await ask_parsed(self.client, messages, self.config.params, parse_belief, BeliefParseError)
         if belief is None:
             self.belief_failures += 1
-        self.on_call(
-            call_fields(
-                response,
-                game_index=None,
-                phase="adapt",
-                ply=None,
-                attempt=0,
-                messages=messages,
-                reply=text,
-                finish_reason=response.finish_reason if response else None,
-                parsed_move=None,
-                verdict=None if response else "call_failed",
-                failure_kind=None if belief else "belief_error",
-                template_hash=prompt.template_hash,
-            )
-        )
-        if self.on_belief is not None:
-            self.on_belief(games_played, belief, error)
-
-
-def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]:
-    """CallEntry fields (all but ``call_index``) from the context and the model response, if any."""
-    if response is not None:
-        fields.update(
-            tokens_in=response.prompt_tokens,
-            tokens_out=response.completion_tokens,
-            cost_usd=response.cost_usd,
-            cached_tokens_in=response.cached_tokens,
-            concurrency=None if response.cache_hit else response.concurrency,
-            latency_s=response.latency_s,
-            retries=response.retries,
-            errors=list(response.errors),
-            cache_key=response.cache_key or None,
-            cache_hit=response.cache_hit,
-        )
-    return fields
+        self.on_call(adapt_call_fields(response, messages, prompt.template_hash, None if belief else "belief_error"))
+        self.emit_belief(games_played, belief, error)
 
 
 @register(
@@ -382,14 +253,9 @@ def llm_policy_entry(
 ) -> Agent:
     """From a spec (``llm-policy:model=M``): a frozen player for matches and tournaments, each call recorded
     through ``context.record_call``; after the re-asks it plays a random legal move (counted as a fallback)."""
-    agent = LlmPolicyAgent(
+    return LlmPolicyAgent.from_spec(
         context,
         rng,
-        spec_client("llm-policy", model, rng),
-        budget=0,
-        seed=int(rng.integers(2**31)),
-        config=LlmPolicyConfig(hint_level=hint, max_retries=retries, on_failure="random", params={"temperature": temperature}),
-        on_call=context.record_call or _no_call,
+        model,
+        lambda: LlmPolicyConfig(hint_level=hint, max_retries=retries, on_failure="random", params={"temperature": temperature}),
     )
-    agent.freeze()
-    return agent

@@ -50,12 +50,12 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from agents.base import Agent, AgentContext
 from agents.search.api import SearchTables
@@ -64,21 +64,17 @@ from agents.search.features import DEFAULT_WEIGHTS, FEATURES
 from agents.spec import Param, register
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
-from harness.models.client import ModelClient
-from harness.models.errors import ModelCallError
-from harness.models.messages import ModelResponse
 from harness.play.decisions import MoveDecision
-from harness.prompting.beliefs import describe_validation_error, json_objects
+from harness.prompting.beliefs import read_reply
 from harness.prompting.memory import EpisodeMemory
-from harness.prompting.model_specs import SPEC_PARAMS, spec_client
-from harness.prompting.policy_agent import BeliefSink, CallSink, GameSink, MemoryAgent, _no_call, call_fields
-from harness.prompting.renderer import PromptRenderer, fit_memory
-from harness.prompting.strategist_search import Searcher, game_rng, replay, self_play_moves
+from harness.prompting.model_agent import ModelAgent, adapt_call_fields, ask_parsed, game_rng, named
+from harness.prompting.model_specs import SPEC_PARAMS
+from harness.prompting.renderer import fit_memory
+from harness.prompting.strategist_search import Searcher, replay, self_play_moves
 from harness.prompting.waves import wave_of
 from harness.prompting.worker_pool import WorkerPool
 
 STRATEGY_SCHEMA_VERSION = 1
-StrategySink = Callable[[int, "Strategy", "str | None", bool], None]  # batch start, strategy in force, error, new?
 
 
 class StrategyParseError(ValueError):
@@ -139,26 +135,25 @@ def parse_strategy(text: str) -> Strategy:
     unwrapped. Missing ``weights`` keep the defaults, a missing ``belief`` is None;
     ``target_ratio`` (or ``target``) is required. StrategyParseError says why nothing did.
     """
-    if not isinstance(text, str) or not text.strip():
-        raise StrategyParseError("the reply is empty; expected a JSON object with belief, target_ratio and weights")
-    objects = json_objects(text)
-    if not objects:
-        raise StrategyParseError(
-            'no JSON object found in the reply; expected e.g. {"belief": {...}, "target_ratio": 0.6, "weights": {...}}'
-        )
-    problems = []
-    for candidate in objects:
-        if isinstance(candidate.get("strategy"), dict) and len(candidate) == 1:
-            candidate = candidate["strategy"]
-        if "target_ratio" not in candidate and "target" not in candidate and "regime" in candidate:
-            continue  # a nested belief object found on its own: not a strategy candidate
-        try:
-            return Strategy.model_validate(candidate)
-        except ValidationError as error:
-            problems.append(describe_validation_error(error))
+    strategy, problems = read_reply(
+        text,
+        Strategy,
+        "strategy",
+        StrategyParseError,
+        "belief, target_ratio and weights",
+        '{"belief": {...}, "target_ratio": 0.6, "weights": {...}}',
+        skip=_belief_alone,
+    )
+    if strategy is not None:
+        return strategy
     if not problems:
         raise StrategyParseError("the JSON in the reply is not a valid strategy: target_ratio: Field required")
     raise StrategyParseError("the JSON in the reply is not a valid strategy: " + problems[0])
+
+
+def _belief_alone(candidate: dict[str, Any]) -> bool:
+    """A nested belief object found on its own: not a strategy candidate."""
+    return "target_ratio" not in candidate and "target" not in candidate and "regime" in candidate
 
 
 @dataclass(frozen=True)
@@ -185,41 +180,13 @@ class LlmStrategistConfig:
             raise ValueError("llm-strategist: batch, search_depth and jobs >= 1, endgame and max_retries >= 0")
 
 
-class LlmStrategistAgent(MemoryAgent):
+class LlmStrategistAgent(ModelAgent[LlmStrategistConfig]):
     """A model choosing a strategy per batch, Minimax playing it; see the module docstring."""
 
     name = "llm-strategist"
+    config_class = LlmStrategistConfig
 
-    def __init__(
-        self,
-        context: AgentContext,
-        rng: np.random.Generator,
-        client: ModelClient,
-        *,
-        budget: int,
-        seed: int = 0,
-        config: LlmStrategistConfig | None = None,
-        renderer: PromptRenderer | None = None,
-        on_call: CallSink = _no_call,
-        on_game: GameSink | None = None,
-        on_belief: BeliefSink | None = None,
-        on_strategy: StrategySink | None = None,
-        beliefs_done: Sequence[int] = (),
-    ) -> None:
-        super().__init__(
-            context,
-            rng,
-            client,
-            budget=budget,
-            seed=seed,
-            config=config or LlmStrategistConfig(),
-            renderer=renderer,
-            on_call=on_call,
-            on_game=on_game,
-            on_belief=on_belief,
-            beliefs_done=beliefs_done,
-        )
-        self.on_strategy = on_strategy
+    def setup(self) -> None:
         self.strategy: Strategy = DEFAULT_STRATEGY
         self.strategy_failures = 0
         self.model_calls = 0
@@ -246,45 +213,20 @@ class LlmStrategistAgent(MemoryAgent):
 
     async def plan(self, games_played: int) -> Strategy | None:
         """Ask for the strategy of the batch starting after ``games_played`` games; None if it kept the old one."""
-        record = games_played not in self.beliefs_done
-        self.beliefs_done.add(games_played)
+        record = self.first_belief(games_played)
         messages, template_hash = self.messages(games_played)
         strategy, error = None, None
         for attempt in range(self.config.max_retries + 1):
-            response: ModelResponse | None = None
-            text = None
-            try:
-                self.model_calls += 1
-                response = await self.client.complete(self.client.request(messages, **self.config.params))
-                text = response.text
-                strategy = parse_strategy(text)
-            except ModelCallError as failure:
-                error = f"call failed: {failure}"
-            except StrategyParseError as failure:
-                error = str(failure)
+            self.model_calls += 1
+            response, strategy, error = await ask_parsed(self.client, messages, self.config.params, parse_strategy, StrategyParseError)
             if record:
-                self.on_call(
-                    call_fields(
-                        response,
-                        game_index=None,
-                        phase="adapt",
-                        ply=None,
-                        attempt=attempt,
-                        messages=list(messages),
-                        reply=text,
-                        finish_reason=response.finish_reason if response else None,
-                        parsed_move=None,
-                        verdict=None if response else "call_failed",
-                        failure_kind=None if strategy else "strategy_error",
-                        template_hash=template_hash,
-                    )
-                )
+                self.on_call(adapt_call_fields(response, messages, template_hash, None if strategy else "strategy_error", attempt))
             if strategy is not None:
                 error = None
                 break
             if response is not None:
                 messages = messages + [
-                    {"role": "assistant", "content": text or ""},
+                    {"role": "assistant", "content": response.text or ""},
                     {
                         "role": "user",
                         "content": f"Your reply could not be used: {error}. "
@@ -297,12 +239,11 @@ class LlmStrategistAgent(MemoryAgent):
             self.strategy = strategy
             self._searcher = Searcher(self.rules, strategy, self.config, self._tables)
         if record:
-            if self.on_belief is not None:
-                self.on_belief(
-                    games_played,
-                    strategy.belief if strategy else None,
-                    error if strategy is None else (None if strategy.belief else "the strategy holds no belief"),
-                )
+            self.emit_belief(
+                games_played,
+                strategy.belief if strategy else None,
+                error if strategy is None else (None if strategy.belief else "the strategy holds no belief"),
+            )
             if self.on_strategy is not None:
                 self.on_strategy(games_played, self.strategy, error, strategy is not None)
         return strategy
@@ -317,12 +258,7 @@ class LlmStrategistAgent(MemoryAgent):
         def decide(obs: Observation) -> MoveDecision:
             return MoveDecision(searcher.move(obs, rng), False, [])
 
-        decide.name = self.name  # type: ignore[attr-defined]
-        return decide
-
-    def report_calls(self, phase: str, game_index: int, decisions: Sequence[Any]) -> None:
-        """No model calls are made during a game (kept for the harness's interface)."""
-        return None
+        return named(decide, self.name)
 
     def act(self, observation: Observation) -> int:
         """The move of the last strategy's searcher (built from a spec: the model writes one strategy first)."""
@@ -349,10 +285,9 @@ class LlmStrategistAgent(MemoryAgent):
                         tasks = [(self.rules, self.strategy, self.config, self.seed, game) for game in games]
                         searched = dict(zip(games, pool.map(self_play_moves, tasks)))
                 decide = replay(searched.pop(index), self.name) if index in searched else self.decider("adapt", index)
-                game, _ = await arena.play_verified(decide, decide, (self.name, self.name))
+                game, _ = await self.self_play(arena, decide)
                 self.remember(game.record, index % 2)
-                if self.on_game is not None:
-                    self.on_game("adapt", index, game, index % 2)
+                self.emit_game(index, game)
         finally:
             if pool is not None:
                 pool.close()
@@ -382,17 +317,13 @@ def llm_strategist_entry(
 ) -> Agent:
     """From a spec (``llm-strategist:model=M``): before its first move the model writes one strategy from the prompt
     alone (its call recorded through ``context.record_call``); Minimax plays it, frozen."""
-    agent = LlmStrategistAgent(
+    agent = LlmStrategistAgent.from_spec(
         context,
         rng,
-        spec_client("llm-strategist", model, rng),
-        budget=0,
-        seed=int(rng.integers(2**31)),
-        config=LlmStrategistConfig(
+        model,
+        lambda: LlmStrategistConfig(
             hint_level=hint, max_retries=retries, search_depth=depth, endgame=endgame, params={"temperature": temperature}
         ),
-        on_call=context.record_call or _no_call,
     )
     agent.plan_before_play = True
-    agent.freeze()
     return agent

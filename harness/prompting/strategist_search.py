@@ -5,9 +5,9 @@ its weights in the evaluation and its target share as the utility of finished
 games (:func:`~agents.search.endgame.ratio_utility`). :func:`self_play_moves` is a
 whole adaptation game of it, both colours, as a worker process plays it
 (:mod:`harness.prompting.worker_pool`); :func:`replay` plays those moves again in
-the agent process, through the arena. :func:`game_rng` is the one place a game's
-tie-breaking generator is seeded (by the game's index), so a game is the same in
-any process.
+the agent process, through the arena. A game's tie-breaking generator is seeded by
+the game's index (:func:`~harness.prompting.model_agent.game_rng`), so a game is the
+same in any process.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from agents.search.features import weights_array
 from engine.protocol.observation import Observation
 from harness.play.decisions import MoveDecision
 from harness.play.game import play_game_async
-from harness.prompting.policy_agent import PHASE_CODES
+from harness.prompting.model_agent import game_rng, named
 
 
 class StrategyView(Protocol):
@@ -67,11 +67,6 @@ class Searcher:
         return choose(rng, result.ties)
 
 
-def game_rng(seed: int, phase: str, game_index: int) -> np.random.Generator:
-    """The tie-breaking generator of one game (its own per phase and game, whichever process plays it)."""
-    return np.random.default_rng([seed, PHASE_CODES[phase], game_index])
-
-
 def self_play_moves(rules: Any, strategy: StrategyView, config: SearchSettings, seed: int, index: int) -> list[int]:
     """The moves the searcher decides in adaptation game ``index`` (both colours), in order; run in a worker."""
     searcher = Searcher(rules, strategy, config, SearchTables(rules.layout))
@@ -93,5 +88,4 @@ def replay(moves: Sequence[int], name: str) -> Callable[[Observation], MoveDecis
     def decide(obs: Observation) -> MoveDecision:
         return MoveDecision(next(answers), False, [])
 
-    decide.name = name  # type: ignore[attr-defined]
-    return decide
+    return named(decide, name)

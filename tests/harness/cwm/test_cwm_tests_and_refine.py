@@ -13,7 +13,7 @@ from harness.cwm.tests_from_games import TestSuite, random_transitions, run_test
 from harness.cwm.world import evidence_rows, extract_code
 from harness.models.client import ModelClient
 from harness.models.mock import MockModel
-from harness.prompting.policy_agent import call_fields
+from harness.prompting.model_agent import call_fields
 from harness.sandbox.client import SandboxWorker
 from harness.sandbox.limits import Limits
 from harness.sandbox.reference_program import reference_source

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli.main import app
+from tests.harness.cli.cli_args import options
 
 TINY = [
     "--rounds",
@@ -59,15 +60,7 @@ def test_bad_az_weights_are_one_line_in_a_match(tmp_path):
         "match",
         f"az:weights={tmp_path / 'none.pt'}",
         "random",
-        "--env",
-        "0",
-        "--games",
-        "1",
-        "--jobs",
-        "1",
-        "--in-process",
-        "--out",
-        tmp_path / "run",
+        *options(env="0", games="1", jobs="1", in_process=True, out=tmp_path / "run"),
     )
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert "no az weights" in result.output
@@ -93,21 +86,9 @@ def test_az_and_ntuple_are_listed_and_serve_as_opponents_in_tournaments_and_benc
     assert listed.exit_code == 0 and " az " in listed.output and " ntuple " in listed.output, listed.output
     tournament = invoke(
         "tournament",
-        "--agents",
-        "az:seconds=1,simulations=2",
-        "--agents",
-        "ntuple",
-        "--vs",
-        "positional",
-        "--envs",
-        5,
-        "--games",
-        1,
-        "--jobs",
-        1,
-        "--in-process",
-        "--out",
-        tmp_path / "t",
+        *options(
+            agents=["az:seconds=1,simulations=2", "ntuple"], vs="positional", envs=5, games=1, jobs=1, in_process=True, out=tmp_path / "t"
+        ),
     )
     assert tournament.exit_code == 0 and "2 games: 1 per pairing" in tournament.output, tournament.output
     games = [json.loads(line) for line in (tmp_path / "t" / "games.jsonl").read_text().splitlines()]
@@ -120,19 +101,6 @@ def test_az_and_ntuple_are_listed_and_serve_as_opponents_in_tournaments_and_benc
 
     monkeypatch.setattr(bench_paper, "run_bench_paper", stop)
     paper = invoke(
-        "bench",
-        "paper",
-        "--envs",
-        0,
-        "--agents",
-        "interval",
-        "--opponents",
-        "az:seconds=1",
-        "--opponents",
-        "ntuple:depth=2",
-        "--jobs",
-        1,
-        "--out",
-        tmp_path / "b",
+        "bench", "paper", *options(envs=0, agents="interval", opponents=["az:seconds=1", "ntuple:depth=2"], jobs=1, out=tmp_path / "b")
     )
     assert paper.exit_code == 0 and seen["opponents"] == ["az:seconds=1.0", "ntuple:depth=2"], paper.output

@@ -6,26 +6,13 @@ import json
 
 import pytest
 
+from tests.harness.cli.cli_args import options
+
 
 def test_tiny_run_exits_as_its_target_rows_say_and_writes_everything(invoke, bench_paper_ok, tmp_path):
     out = tmp_path / "run"
     result = invoke(
-        "bench",
-        "paper",
-        "--envs",
-        "0",
-        "--agents",
-        "minimax:depth=1",
-        "--budget",
-        "10",
-        "--games",
-        "2",
-        "--checkpoint-games",
-        "2",
-        "--jobs",
-        "1",
-        "--out",
-        out,
+        "bench", "paper", *options(envs="0", agents="minimax:depth=1", budget="10", games="2", checkpoint_games="2", jobs="1", out=out)
     )
     bench_paper_ok(result, out)
     for text in (
@@ -80,23 +67,7 @@ def test_resume_refuses_new_settings(invoke, user_error, tmp_path):
 def test_the_run_records_and_reports_how_the_budget_was_held(invoke, bench_paper_ok, tmp_path, flags, mode, report_line):
     out = tmp_path / "run"
     result = invoke(
-        "bench",
-        "paper",
-        "--envs",
-        "5",
-        "--agents",
-        "interval",
-        "--budget",
-        "6",
-        "--games",
-        "2",
-        "--checkpoint-games",
-        "2",
-        "--jobs",
-        "1",
-        "--out",
-        out,
-        *flags,
+        "bench", "paper", *options(envs="5", agents="interval", budget="6", games="2", checkpoint_games="2", jobs="1", out=out), *flags
     )
     bench_paper_ok(result, out)
     manifest = json.loads((out / "manifest.json").read_text())

@@ -7,6 +7,9 @@ import re
 import pytest
 
 from harness.bench.paper_plan import make_paper_plan
+from tests.harness.cli.cli_args import options
+
+SMALL = dict(budget="4", games="1", checkpoint_games="1")  # a plan of a few games a pair
 
 
 def _number(output: str, pattern: str) -> int:
@@ -42,22 +45,7 @@ def test_quick_dry_run_prints_what_a_quick_run_plays_and_writes_nothing(invoke, 
 def test_a_model_agent_shows_its_calls_tokens_and_cost(invoke, tmp_path):
     out = tmp_path / "run"
     result = invoke(
-        "bench",
-        "paper",
-        "--dry-run",
-        "--envs",
-        "5",
-        "--agents",
-        "llm-policy:model=mock/first-legal",
-        "--budget",
-        "4",
-        "--games",
-        "1",
-        "--checkpoint-games",
-        "1",
-        "--in-process",
-        "--out",
-        out,
+        "bench", "paper", *options(dry_run=True, envs="5", agents="llm-policy:model=mock/first-legal", **SMALL, in_process=True, out=out)
     )
     assert result.exit_code == 0, result.output
     calls = _number(result.output, r"llm-policy:model=mock/first-legal: ([\d,]+) model calls")
@@ -69,21 +57,7 @@ def test_a_model_agent_shows_its_calls_tokens_and_cost(invoke, tmp_path):
 def test_a_real_model_is_estimated_with_no_key_and_never_played(invoke, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a plan before spending needs no key
     result = invoke(
-        "bench",
-        "paper",
-        "--dry-run",
-        "--envs",
-        "5",
-        "--agents",
-        "llm-strategist:model=openai/gpt-4o-mini",
-        "--budget",
-        "4",
-        "--games",
-        "1",
-        "--checkpoint-games",
-        "1",
-        "--out",
-        tmp_path / "run",
+        "bench", "paper", *options(dry_run=True, envs="5", agents="llm-strategist:model=openai/gpt-4o-mini", **SMALL, out=tmp_path / "run")
     )
     assert result.exit_code == 0, result.output
     assert "not played: a real model would be called" in result.output
@@ -109,22 +83,7 @@ def test_bad_combinations_are_named(invoke, user_error, tmp_path, args, fragment
 
 def test_without_dry_run_a_real_model_still_needs_its_key(invoke, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = invoke(
-        "bench",
-        "paper",
-        "--envs",
-        "5",
-        "--agents",
-        "llm-policy:model=openai/gpt-4o-mini",
-        "--budget",
-        "4",
-        "--games",
-        "1",
-        "--checkpoint-games",
-        "1",
-        "--out",
-        tmp_path / "run",
-    )
+    result = invoke("bench", "paper", *options(envs="5", agents="llm-policy:model=openai/gpt-4o-mini", **SMALL, out=tmp_path / "run"))
     assert result.exit_code == 2 and "needs OPENAI_API_KEY" in result.output, result.output
     assert not (tmp_path / "run").exists()
 
@@ -143,26 +102,17 @@ def test_an_opponent_trained_once_per_environment_is_timed_once_not_in_every_gam
     result = invoke(
         "bench",
         "paper",
-        "--dry-run",
-        "--envs",
-        "5",
-        "--agents",
-        "interval",
-        "--agents",
-        "greedy",
-        "--opponents",
-        "ppo-2k:games=16",
-        "--opponents",
-        "random",
-        "--budget",
-        "20",
-        "--games",
-        "2",
-        "--checkpoint-games",
-        "1",
-        "--in-process",
-        "--out",
-        tmp_path / "run",
+        *options(
+            dry_run=True,
+            envs="5",
+            agents=["interval", "greedy"],
+            opponents=["ppo-2k:games=16", "random"],
+            budget="20",
+            games="2",
+            checkpoint_games="1",
+            in_process=True,
+            out=tmp_path / "run",
+        ),
     )
     assert result.exit_code == 0, result.output
     assert trainings == [1]  # both agents' probes and every timed game use the one training, as a run's pairs do

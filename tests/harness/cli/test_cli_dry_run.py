@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from tests.harness.cli.cli_args import options
+
 
 @pytest.fixture(autouse=True)
 def no_key(monkeypatch):
@@ -41,21 +43,16 @@ def test_a_run_estimated_over_max_cost_usd_does_not_start(invoke, tmp_path):
 def test_a_real_run_prints_the_estimate_in_its_header(invoke, tmp_path):
     result = invoke(
         "run",
-        "--model",
-        "mock/first-legal",
-        "--env",
-        "0",
-        "--budget",
-        "1",
-        "--eval-games",
-        "1",
-        "--checkpoints",
-        "",
-        "--in-process",
-        "--max-cost-usd",
-        "0.01",
-        "--out",
-        tmp_path,
+        *options(
+            model="mock/first-legal",
+            env="0",
+            budget="1",
+            eval_games="1",
+            checkpoints="",
+            in_process=True,
+            max_cost_usd="0.01",
+            out=tmp_path,
+        ),
     )
     assert result.exit_code == 0, result.output
     assert re.search(r"estimate: 2 games .*model calls, .* prompt \+ .* reply tokens, \$0\.00", result.output)

@@ -11,6 +11,7 @@ import pytest
 
 from harness.registry import specs
 from harness.registry.importing import PLUGINS_ENV
+from tests.harness.cli.cli_args import options
 
 AGENT_FILE = '''"""A user's agent outside the project: the first (or last) legal move; it adapts by playing two games."""
 
@@ -87,19 +88,7 @@ def test_without_the_plugin_the_agent_is_unknown(invoke, user_error, tmp_path):
 def test_tournament_workers_load_the_plugin(invoke, agent_file, tmp_path):
     out = tmp_path / "tournament"
     result = invoke(
-        "tournament",
-        "--agents",
-        "edge-move,edge-move:last=true,random",
-        "--envs",
-        "0,4",
-        "--games",
-        "2",
-        "--jobs",
-        "2",
-        "--plugin",
-        agent_file,
-        "--out",
-        out,
+        "tournament", *options(agents="edge-move,edge-move:last=true,random", envs="0,4", games="2", jobs="2", plugin=agent_file, out=out)
     )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "manifest.json").read_text())

@@ -18,8 +18,8 @@ import pytest
 from harness.models.mock import first_legal
 from harness.records.transcript import TranscriptReader
 from harness.testing.stub_server import StubServer, client_error, free_port, ok, stall, unauthorized
+from tests.harness.cli.cli_args import MODEL, options, stub_run_args
 
-MODEL = "openai/stub-model"
 ENDPOINT_DOWN_EXIT = 3
 HANG_GUARD_S = 180  # a run that retried or waited on the dead endpoint would take far longer
 
@@ -43,24 +43,7 @@ def legal_replies(stalls: list[int] | None = None, every: int = 0):
 
 
 def run_args(api_base: str, out: Path, *extra: str) -> list[str]:
-    return [
-        "run",
-        "--model",
-        MODEL,
-        "--api-base",
-        api_base,
-        "--env",
-        "26",
-        "--budget",
-        "2",
-        "--eval-games",
-        "1",
-        "--checkpoints",
-        "",
-        "--out",
-        str(out),
-        *extra,
-    ]
+    return stub_run_args(api_base, out, *extra, budget="2", eval_games="1")
 
 
 def stopped_on_the_endpoint(result, *fragments: str) -> Path:
@@ -125,23 +108,7 @@ def test_with_timeout_2_a_run_whose_endpoint_stalls_10_percent_of_requests_finis
     stalls: list[int] = []
     with StubServer(responder=legal_replies(stalls, every=10)) as stub:
         result = invoke(
-            "run",
-            "--model",
-            MODEL,
-            "--api-base",
-            stub.url,
-            "--env",
-            "26",
-            "--budget",
-            "1",
-            "--eval-games",
-            "0",
-            "--checkpoints",
-            "",
-            "--timeout",
-            "2",
-            "--out",
-            tmp_path,
+            "run", *options(model=MODEL, api_base=stub.url, env="26", budget="1", eval_games="0", checkpoints="", timeout="2", out=tmp_path)
         )
         requests = len(stub.requests)
     assert result.exit_code == 0, result.output

@@ -11,8 +11,7 @@ import pytest
 from harness.models.mock import first_legal
 from harness.records.transcript import TranscriptReader
 from harness.testing.stub_server import StubServer, ok
-
-MODEL = "openai/stub-model"
+from tests.harness.cli.cli_args import MODEL, options, stub_run_args
 
 # Shaped like a provider key (the refusal is tested) but assembled here, so no key-like literal is in the file.
 FAKE_KEY = "sk" + "-" + "x" * 24
@@ -27,24 +26,7 @@ def stub(monkeypatch):
 
 
 def run_args(stub: StubServer, out: Path, *extra: str) -> list[str]:
-    return [
-        "run",
-        "--model",
-        MODEL,
-        "--api-base",
-        stub.url,
-        "--env",
-        "26",
-        "--budget",
-        "1",
-        "--eval-games",
-        "1",
-        "--checkpoints",
-        "",
-        "--out",
-        str(out),
-        *extra,
-    ]
+    return stub_run_args(stub.url, out, *extra, budget="1", eval_games="1")
 
 
 def the_run(out: Path) -> Path:
@@ -57,26 +39,15 @@ def test_every_model_option_arrives_as_given_and_is_recorded(invoke, stub, tmp_p
         *run_args(
             stub,
             tmp_path,
-            "--temperature",
-            "0.7",
-            "--top-p",
-            "0.9",
-            "--max-reply-tokens",
-            "64",
-            "--reasoning-effort",
-            "medium",
-            "--timeout",
-            "5",
-            "--max-consecutive-failures",
-            "4",
-            "--model-arg",
-            "seed=7",
-            "--model-arg",
-            'stop=["\\n\\n"]',
-            "--model-arg",
-            "presence_penalty=0.25",
-            "--model-arg",
-            'extra_body={"top_k": 5}',
+            *options(
+                temperature="0.7",
+                top_p="0.9",
+                max_reply_tokens="64",
+                reasoning_effort="medium",
+                timeout="5",
+                max_consecutive_failures="4",
+                model_arg=["seed=7", 'stop=["\\n\\n"]', "presence_penalty=0.25", 'extra_body={"top_k": 5}'],
+            ),
         )
     )
     assert result.exit_code == 0, result.output
@@ -114,22 +85,7 @@ def test_a_model_config_file_with_the_flags_winning(invoke, stub, tmp_path, suff
     out = tmp_path / "runs"
     result = invoke(
         "run",
-        "--model-config",
-        path,
-        "--env",
-        "26",
-        "--budget",
-        "1",
-        "--eval-games",
-        "0",
-        "--checkpoints",
-        "",
-        "--out",
-        out,
-        "--temperature",
-        "0.9",
-        "--model-arg",
-        "seed=3",
+        *options(model_config=path, env="26", budget="1", eval_games="0", checkpoints="", out=out, temperature="0.9", model_arg="seed=3"),
     )
     assert result.exit_code == 0, result.output
     assert stub.params and all(p["temperature"] == 0.9 and p["top_p"] == 0.5 and p["seed"] == 3 and p["min_p"] == 0.1 for p in stub.params)
@@ -186,25 +142,11 @@ def test_resume_takes_the_recorded_options_and_refuses_new_ones(invoke, user_err
 
 def test_demo_takes_the_model_options_too(invoke, user_error, tmp_path):
     result = invoke(
-        "demo",
-        "--model",
-        "mock/reasoner",
-        "--budget",
-        "4",
-        "--batch",
-        "2",
-        "--games",
-        "1",
-        "--temperature",
-        "0.3",
-        "--model-arg",
-        "seed=2",
-        "--out",
-        tmp_path,
+        "demo", *options(model="mock/reasoner", budget="4", batch="2", games="1", temperature="0.3", model_arg="seed=2", out=tmp_path)
     )
     assert result.exit_code == 0, result.output
-    options = TranscriptReader(the_run(tmp_path)).manifest().config["model_options"]
-    assert options["temperature"] == 0.3 and options["model_args"] == {"seed": 2}
+    recorded = TranscriptReader(the_run(tmp_path)).manifest().config["model_options"]
+    assert recorded["temperature"] == 0.3 and recorded["model_args"] == {"seed": 2}
     user_error(invoke("demo", "--model", "mock/reasoner", "--top-p", "7"), "--top-p 7.0: input should be less than or equal to 1")
 
 

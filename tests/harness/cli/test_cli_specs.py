@@ -11,6 +11,7 @@ import typer
 from harness.cli import bench_paper
 from harness.cli.options import parse_specs
 from harness.tournaments.tournament import read_games
+from tests.harness.cli.cli_args import options
 
 MCTS = "mcts:n=5,c=1.0"  # a spec whose parameters hold a comma
 
@@ -98,23 +99,7 @@ def test_tournament_takes_repeated_agents_and_vs(invoke, tmp_path):
     out = tmp_path / "t"
     result = invoke(
         "tournament",
-        "--agents",
-        "random",
-        "--agents",
-        MCTS,
-        "--vs",
-        "greedy",
-        "--vs",
-        "minimax:depth=1",
-        "--envs",
-        "21",
-        "--games",
-        "1",
-        "--jobs",
-        "1",
-        "--in-process",
-        "--out",
-        out,
+        *options(agents=["random", MCTS], vs=["greedy", "minimax:depth=1"], envs="21", games="1", jobs="1", in_process=True, out=out),
     )
     assert result.exit_code == 0, result.output
     results = json.loads((out / "results.json").read_text())
@@ -150,9 +135,7 @@ def test_bench_paper_takes_repeated_agents_with_commas(invoke, tmp_path, monkeyp
 
     monkeypatch.setattr(bench_paper, "run_bench_paper", stop)
     spec = "adaptive-minimax:population=4,generations=1"
-    result = invoke(
-        "bench", "paper", "--envs", "0", "--agents", "minimax:depth=1", "--agents", spec, "--jobs", "1", "--out", tmp_path / "b"
-    )
+    result = invoke("bench", "paper", *options(envs="0", agents=["minimax:depth=1", spec], jobs="1", out=tmp_path / "b"))
     assert result.exit_code == 0, result.output
     assert seen["agents"] == ["minimax:depth=1", spec]
     assert "--agents minimax:depth=1 --agents adaptive-minimax:population=4,generations=1" in seen["command"]
@@ -178,20 +161,7 @@ def test_bench_paper_takes_repeated_opponents_with_commas_instead_of_the_papers(
     result = invoke(
         "bench",
         "paper",
-        "--envs",
-        "0",
-        "--agents",
-        "interval",
-        "--opponents",
-        "random",
-        "--opponents",
-        "mcts:n=100,c=1.0",
-        "--opponents",
-        "minimax:depth=1",
-        "--jobs",
-        "1",
-        "--out",
-        tmp_path / "b",
+        *options(envs="0", agents="interval", opponents=["random", "mcts:n=100,c=1.0", "minimax:depth=1"], jobs="1", out=tmp_path / "b"),
     )
     assert result.exit_code == 0, result.output
     assert [label for label, _, _ in seen["opponents"]] == ["Random", "MCTS-100", "minimax:depth=1"]
@@ -206,20 +176,7 @@ def test_bench_paper_opponent_errors_name_the_spec_and_the_parameter(invoke, use
         "no parameter 'nope=1'",
     )
     user_error(
-        invoke(
-            "bench",
-            "paper",
-            "--envs",
-            "0",
-            "--agents",
-            "interval",
-            "--opponents",
-            "random",
-            "--opponents",
-            "random",
-            "--out",
-            tmp_path / "b",
-        ),
+        invoke("bench", "paper", *options(envs="0", agents="interval", opponents=["random", "random"], out=tmp_path / "b")),
         "--opponents: 'random' is listed twice",
     )
     assert not (tmp_path / "b").exists()

@@ -10,6 +10,7 @@ from engine import make_env
 from harness.cli.console import fitting_table
 from harness.cli.demo import OPPONENTS, comparison_table
 from harness.cli.main import app
+from tests.harness.cli.cli_args import options
 
 LONG_A, LONG_B = "mcts:n=2,c=1.0", "minimax:depth=1"
 
@@ -32,21 +33,15 @@ def test_match_and_tournament_tables_keep_every_agent_name(monkeypatch, tmp_path
         app,
         [
             "tournament",
-            "--agents",
-            "llm-policy:model=mock/first-legal",
-            "--agents",
-            LONG_A,
-            "--vs",
-            LONG_B,
-            "--envs",
-            "0,3",
-            "--games",
-            "1",
-            "--jobs",
-            "1",
-            "--in-process",
-            "--out",
-            str(tmp_path / "t"),
+            *options(
+                agents=["llm-policy:model=mock/first-legal", LONG_A],
+                vs=LONG_B,
+                envs="0,3",
+                games="1",
+                jobs="1",
+                in_process=True,
+                out=tmp_path / "t",
+            ),
         ],
     )
     assert result.exit_code == 0, result.output

@@ -18,6 +18,7 @@ import pytest
 from engine import make_env
 from harness.bench.paper_plan import Opponent, make_paper_plan
 from harness.bench.paper_run import run_bench_paper
+from harness.referee import session
 from harness.registry.plugins import load_plugins
 
 CHEATERS = Path(__file__).with_name("cheaters.py")
@@ -67,7 +68,10 @@ def test_under_the_referee_no_cheater_learns_k_or_plays_past_the_budget(reports,
     assert manifest["referee"].startswith("process")
 
 
-def test_a_message_outside_the_protocol_stops_the_agent_and_is_reported(reports, tmp_path):
+def test_a_message_outside_the_protocol_stops_the_agent_and_is_reported(reports, tmp_path, monkeypatch):
+    # The stopped cheater sits in its own recv() and never ends by itself: the referee ends it after
+    # JOIN_SECONDS (10 s each environment); how long it waits is not what this test is about.
+    monkeypatch.setattr(session, "JOIN_SECONDS", 0.5)
     results = run_bench_paper(_plan("cheat-wire"), tmp_path / "run", jobs=1)
     assert [f["illegal_game"] for f in _findings(reports, "cheat-wire")] == ["rejected", "rejected"]
     for result in results:

@@ -28,7 +28,7 @@ class VirtualClock:
             self.now += max(0.0, seconds)
 
 
-@pytest.mark.slow  # about a minute on a loaded 2-core machine: four spawned workers play their games through the proxy
+@pytest.mark.long  # about a minute on a loaded 2-core machine: four spawned workers play their games through the proxy
 def test_sixty_requests_a_minute_across_four_workers(stub_server: StubServer, tmp_path: Path) -> None:
     sweep = parse_sweep(
         {

@@ -19,45 +19,21 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from engine.environments import Environment
-from engine.protocol.arena import DEFAULT_BUDGET, AdaptationArena
-from engine.state import COLOUR_NAMES
-from harness.envs.scoring import Source
-from harness.envs.single import RENDER_MODES, GameFace
+from harness.envs.single import AGENTS, RENDER_MODES, TwoAgentFace
 
-AGENTS = list(COLOUR_NAMES)  # ["black", "white"]
 COLOUR = {name: colour for colour, name in enumerate(AGENTS)}
 
 
-class OthelloAEC(GameFace, AECEnv[str, dict[str, np.ndarray], int]):
+class OthelloAEC(TwoAgentFace, AECEnv[str, dict[str, np.ndarray], int]):
     """Expanded Othello as a PettingZoo AEC environment (see the module docstring)."""
 
     metadata = {"name": "expanded_othello_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 2}
 
-    def __init__(
-        self,
-        env: int | Environment | Source | None = None,
-        *,
-        arena: AdaptationArena | None = None,
-        budget: int | None = DEFAULT_BUDGET,
-        reveal_k: bool = False,
-        render_mode: str | None = None,
-    ) -> None:
-        AECEnv.__init__(self)
-        self._open(env, arena, budget, reveal_k, render_mode)
-        self.possible_agents = list(AGENTS)
+    def _ready(self) -> None:
         self.agents = list(AGENTS)
-        self._agent_spaces(AGENTS)
         self._clear()
-
-    def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self.action_spaces[agent]
 
     def _clear(self) -> None:
         self.rewards = {agent: 0.0 for agent in AGENTS}
@@ -69,9 +45,7 @@ class OthelloAEC(GameFace, AECEnv[str, dict[str, np.ndarray], int]):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new game from the initial position (the game is deterministic; ``seed`` seeds the action spaces)."""
-        if seed is not None:
-            for index, agent in enumerate(AGENTS):
-                self.action_spaces[agent].seed(seed + index)
+        self._seed_spaces(seed)
         self._game.reset()
         self.agents = list(AGENTS)
         self._clear()

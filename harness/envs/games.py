@@ -93,31 +93,10 @@ class GameArrays:
         edges = np.linspace(0, n, chunks + 1).astype(int)
         self._ranges = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:])]
         # The kernels' arguments, built once: the arrays are changed in place, never replaced.
-        flat_planes = self.planes.reshape(n, 3, -1)
-        self._reset_args = (
-            self.own,
-            self.opp,
-            self.colour,
-            self.placed,
-            self.plies,
-            self.legal,
-            flat_planes,
-            self.masks,
-            self._black0,
-            self._white0,
-            self._obstacles,
-            *self._limit,
-            self._geo,
-        )
+        position = (self.own, self.opp, self.colour, self.placed, self.plies, self.legal, self.planes.reshape(n, 3, -1), self.masks)
+        self._reset_args = (*position, self._black0, self._white0, self._obstacles, *self._limit, self._geo)
         self._step_args = (
-            self.own,
-            self.opp,
-            self.colour,
-            self.placed,
-            self.plies,
-            self.legal,
-            flat_planes,
-            self.masks,
+            *position,
             self.history,
             self._actions,
             self.status,

@@ -15,42 +15,19 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from engine.environments import Environment
-from engine.protocol.arena import DEFAULT_BUDGET, AdaptationArena
-from harness.envs.aec import AGENTS
 from harness.envs.scoring import Source
-from harness.envs.single import RENDER_MODES, GameFace
+from harness.envs.single import AGENTS, RENDER_MODES, TwoAgentFace
 
 Observations = dict[str, dict[str, np.ndarray]]
 
 
-class OthelloParallel(GameFace, ParallelEnv[str, dict[str, np.ndarray], int]):
+class OthelloParallel(TwoAgentFace, ParallelEnv[str, dict[str, np.ndarray], int]):
     """Expanded Othello as a PettingZoo parallel environment (see the module docstring)."""
 
     metadata = {"name": "expanded_othello_parallel_v0", "render_modes": list(RENDER_MODES), "render_fps": 2}
-
-    def __init__(
-        self,
-        env: int | Environment | Source | None = None,
-        *,
-        arena: AdaptationArena | None = None,
-        budget: int | None = DEFAULT_BUDGET,
-        reveal_k: bool = False,
-        render_mode: str | None = None,
-    ) -> None:
-        self._open(env, arena, budget, reveal_k, render_mode)
-        self.possible_agents = list(AGENTS)
-        self.agents: list[str] = []
-        self._agent_spaces(AGENTS)
-
-    def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self.action_spaces[agent]
 
     @property
     def to_move(self) -> str | None:
@@ -59,9 +36,7 @@ class OthelloParallel(GameFace, ParallelEnv[str, dict[str, np.ndarray], int]):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observations, dict[str, Any]]:
         """A new game from the initial position (``seed`` seeds the action spaces)."""
-        if seed is not None:
-            for index, agent in enumerate(AGENTS):
-                self.action_spaces[agent].seed(seed + index)
+        self._seed_spaces(seed)
         self._game.reset()
         self.agents = list(AGENTS)
         return self._observations(), {agent: {} for agent in AGENTS}

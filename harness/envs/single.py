@@ -6,10 +6,14 @@ free experimentation), and shows the position from either colour's point of view
 reference format: float32 planes ``[3, H, W]`` (own, opponent, obstacle) and an int8
 mask of length ``H * W``. It also owns the spaces and the pictures, so both environments
 describe a game the same way; :class:`GameFace` is what the three faces (AEC, parallel,
-Gymnasium) share: how they are built from a source, the budget, and rendering.
+Gymnasium) share: how they are built from a source, the budget, and rendering;
+:class:`TwoAgentFace` adds what the two PettingZoo faces share: their constructor, the
+two agents and their spaces.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -17,7 +21,7 @@ from gymnasium import spaces
 from engine import batch
 from engine.environments import Environment
 from engine.notation import format_move
-from engine.protocol.arena import AdaptationArena
+from engine.protocol.arena import DEFAULT_BUDGET, AdaptationArena
 from engine.rules import IllegalMoveError
 from engine.state import BLACK, COLOUR_NAMES
 from harness.envs.games import GameArrays
@@ -25,6 +29,7 @@ from harness.envs.render import board_image, board_text
 from harness.envs.scoring import Source, open_source
 
 RENDER_MODES = ("ansi", "rgb_array")
+AGENTS = list(COLOUR_NAMES)  # ["black", "white"]: the PettingZoo faces' agents
 
 
 def planes_space(rows: int, cols: int) -> spaces.Box:
@@ -148,17 +153,6 @@ class GameFace:
         self.layout = source.rules.layout
         return source
 
-    def _agent_spaces(self, agents: list[str]) -> None:
-        """The two-agent faces' spaces: the reference format's dict observation, a placement per cell."""
-        layout = self.layout
-        space = spaces.Dict({"observation": planes_space(layout.rows, layout.cols), "action_mask": mask_space(layout.cells)})
-        self.observation_spaces = {agent: space for agent in agents}
-        self.action_spaces = {agent: spaces.Discrete(layout.cells) for agent in agents}
-
-    def _observation(self, colour: int) -> dict[str, np.ndarray]:
-        """``colour``'s observation in the reference format (its mask all zeros unless it is to move)."""
-        return {"observation": self._game.planes(colour), "action_mask": self._game.mask_of(colour)}
-
     @property
     def games_played(self) -> int:
         """Finished games scored by this environment's scorer (for a budgeted one: the arena's ledger count)."""
@@ -174,3 +168,47 @@ class GameFace:
         if self.render_mode is None or not self._game.started:
             return None
         return self._game.ansi() if self.render_mode == "ansi" else self._game.rgb()
+
+
+class TwoAgentFace(GameFace):
+    """What the PettingZoo faces (AEC and parallel) share: the constructor, the agents ``black`` and ``white``, their spaces."""
+
+    agents: list[str]
+
+    def __init__(
+        self,
+        env: int | Environment | Source | None = None,
+        *,
+        arena: AdaptationArena | None = None,
+        budget: int | None = DEFAULT_BUDGET,
+        reveal_k: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        self._open(env, arena, budget, reveal_k, render_mode)
+        self.possible_agents = list(AGENTS)
+        self.agents = []
+        layout = self.layout
+        space = spaces.Dict({"observation": planes_space(layout.rows, layout.cols), "action_mask": mask_space(layout.cells)})
+        self.observation_spaces = {agent: space for agent in AGENTS}
+        self.action_spaces = {agent: spaces.Discrete(layout.cells) for agent in AGENTS}
+        self._ready()
+
+    def _ready(self) -> None:
+        """What a face sets up once its game and spaces exist (nothing by default)."""
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    def _seed_spaces(self, seed: int | None) -> None:
+        """Seed the action spaces (``seed`` for black, ``seed + 1`` for white), unless ``seed`` is None."""
+        if seed is not None:
+            for index, agent in enumerate(AGENTS):
+                self.action_spaces[agent].seed(seed + index)
+
+    def _observation(self, colour: int) -> dict[str, np.ndarray]:
+        """``colour``'s observation in the reference format (its mask all zeros unless it is to move)."""
+        return {"observation": self._game.planes(colour), "action_mask": self._game.mask_of(colour)}

@@ -41,10 +41,11 @@ from harness.play.decisions import Attempt, FailureCounts, FailureKind, MoveDeci
 from harness.prompting.strategist_agent import Strategy
 from harness.referee.model_process import ModelJob, RunInterrupted, model_agent_main
 from harness.referee.referee import Referee
-from harness.referee.session import JOIN_SECONDS, finish
-from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire, int_field
+from harness.referee.session import finish, receive
+from harness.referee.wire import ProtocolViolation, Wire, int_field
 
 MAX_INDEX = 10**7
+_GONE = "the model agent's process exited with code {code} (a crash, os._exit, or killed; see its stderr above)"
 
 
 class AgentStopped(RuntimeError):
@@ -249,13 +250,7 @@ class ModelSession:
     # ------------------------------------------------------------------ life
 
     def _recv(self) -> dict[str, Any]:
-        try:
-            return self._wire.recv()
-        except AgentProcessGone:
-            self._process.join(JOIN_SECONDS)
-            raise AgentProcessGone(
-                f"the model agent's process exited with code {self._process.exitcode} (a crash, os._exit, or killed; see its stderr above)"
-            ) from None
+        return receive(self._wire, self._process, _GONE)
 
     def interrupt(self) -> None:
         """Pass the operator's interrupt on: the agent process starts no new model call or game (see model_process)."""

@@ -28,6 +28,7 @@ from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire
 
 T = TypeVar("T")
 JOIN_SECONDS = 10.0
+_GONE = "the agent process exited with code {code} before it finished adapting (a crash, os._exit, or killed; see its stderr above)"
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,15 @@ def finish(wire: Wire, process: Any) -> None:
         process.kill()
         process.join()
     wire.close()
+
+
+def receive(wire: Wire, process: Any, gone: str) -> dict[str, Any]:
+    """The agent process's next message; when it has died, ``AgentProcessGone`` saying ``gone`` and its exit code."""
+    try:
+        return wire.recv()
+    except AgentProcessGone:
+        process.join(JOIN_SECONDS)
+        raise AgentProcessGone(gone.format(code=process.exitcode)) from None
 
 
 class AgentSession:
@@ -89,14 +99,7 @@ class AgentSession:
         return result
 
     def _recv(self) -> dict[str, Any]:
-        try:
-            return self._wire.recv()
-        except AgentProcessGone:
-            self._process.join(JOIN_SECONDS)
-            raise AgentProcessGone(
-                f"the agent process exited with code {self._process.exitcode} before it finished "
-                "adapting (a crash, os._exit, or killed; see its stderr above)"
-            ) from None
+        return receive(self._wire, self._process, _GONE)
 
     def _frozen_agent(self) -> Policy:
         self._wire.send("snapshot")

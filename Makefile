@@ -52,12 +52,22 @@ demo: venv numba-cache sandbox-tools
 # lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles);
 # ruff lints, `ruff format --check` fails on unformatted code (run `ruff format .`), and mypy checks types (both configured in pyproject.toml: mypy is strict on engine/,
 # harness/records/ and harness/models/).
+# The suite runs in two parts, every test once. First the engine's and the agents' tests: they compile the numba
+# kernels into .numba_cache (empty on a fresh clone: about two minutes of compiling), with mypy beside them on the
+# second core. Then the rest, whose worker and `arena` processes find the kernels compiled instead of each compiling
+# them again. Tests marked `long` start first in each part (tests/conftest.py).
+KERNELS_FIRST := tests/engine tests/agents
 test: venv numba-cache sandbox-tools browser-tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
-	$(VENV)/bin/python -m pytest -n 2
+	@types=$$(mktemp); ($(VENV)/bin/mypy > $$types 2>&1) & mypy=$$!; \
+	echo "$(VENV)/bin/mypy (beside the first part)"; \
+	echo "$(VENV)/bin/python -m pytest -n 2 $(KERNELS_FIRST)"; \
+	$(VENV)/bin/python -m pytest -n 2 $(KERNELS_FIRST); tests=$$?; \
+	wait $$mypy; typed=$$?; cat $$types; rm -f $$types; \
+	test $$tests = 0 && test $$typed = 0
+	$(VENV)/bin/python -m pytest -n 2 $(addprefix --ignore=,$(KERNELS_FIRST))
 	$(MAKE) --no-print-directory coverage-floor
 
 # The kernel tests with numba's JIT off (the kernels run as Python, so their lines are traced): the hand-computed

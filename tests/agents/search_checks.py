@@ -1,12 +1,14 @@
-"""One alpha-beta search checked against ``search_reference.Minimax`` (shared by the search-kernel mutation tests)."""
+"""Alpha-beta searches checked against ``search_reference.Minimax`` (shared by the search-kernel mutation tests)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from search_reference import Minimax, first_order, tie_set, vector
 
 from agents.search import negamax
 from agents.search.api import Searcher, SearchTables
+from agents.search.features import FEATURES
 from engine.rules import Rules
 from engine.state import State
 
@@ -48,3 +50,23 @@ def check_search(
     reference.nodes = 0
     assert searcher.minimax_value(state, depth) == pytest.approx(reference.value(state, depth), abs=1e-9)
     assert int(tables.stats[negamax.NODES]) - before == reference.nodes
+
+
+def count_indexed_table(pairs: np.ndarray) -> np.ndarray:
+    """Kernel weights indexed by the disc counts: ``pairs[..., 0]`` for discs, ``pairs[..., 1]`` for mobility, 0 elsewhere."""
+    table = np.zeros((*pairs.shape[:2], len(FEATURES)))
+    table[..., FEATURES.index("discs")], table[..., FEATURES.index("mobility")] = pairs[..., 0], pairs[..., 1]
+    return table
+
+
+def check_table(
+    rules: Rules, state: State, depth: int, table, pairs, utility, tables: SearchTables, *, evaluate_finished: bool = False
+) -> None:
+    """A search with count-indexed weights against the reference with the same ``pairs``: value, ties, minimax value."""
+    searcher = Searcher(rules, table, utility, tables=tables, evaluate_finished=evaluate_finished)
+    reference = Minimax(rules, state.to_move, pairs, utility)
+    expected = reference.children(state, depth)
+    result = searcher.search(state, depth)
+    assert result.value == pytest.approx(max(expected.values()), abs=1e-9)
+    assert set(result.ties) == tie_set(expected)
+    assert searcher.minimax_value(state, depth) == pytest.approx(result.value, abs=1e-9)

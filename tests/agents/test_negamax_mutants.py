@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from search_checks import WEIGHTS, check_search
+from search_checks import WEIGHTS, check_search, check_table, count_indexed_table
 from search_positions import live_positions
-from search_reference import FOUR, Minimax, k_utility, tie_set
+from search_reference import FOUR, k_utility
 
-from agents.search.api import Searcher, SearchTables
-from agents.search.features import FEATURES
+from agents.search.api import SearchTables
 from engine.rules import Rules
 
 
@@ -33,17 +32,10 @@ def test_count_indexed_weights_decide_evaluated_finished_games():
     tables = SearchTables(FOUR, tt_bits=10)
     rng = np.random.default_rng(11)
     pairs = rng.normal(size=(FOUR.cells + 1, FOUR.cells + 1, 2)) * 3
-    table = np.zeros((FOUR.cells + 1, FOUR.cells + 1, len(FEATURES)))
-    table[..., FEATURES.index("discs")], table[..., FEATURES.index("mobility")] = pairs[..., 0], pairs[..., 1]
+    table = count_indexed_table(pairs)
     state = rules.initial_state()
     for depth in (2, 4):
-        searcher = Searcher(rules, table, None, tables=tables, evaluate_finished=True)
-        reference = Minimax(rules, state.to_move, pairs, None)
-        expected = reference.children(state, depth)
-        result = searcher.search(state, depth)
-        assert result.value == pytest.approx(max(expected.values()), abs=1e-9)
-        assert set(result.ties) == tie_set(expected)
-        assert searcher.minimax_value(state, depth) == pytest.approx(result.value, abs=1e-9)
+        check_table(rules, state, depth, table, pairs, None, tables, evaluate_finished=True)
 
 
 def test_a_second_search_of_the_same_position_answers_from_the_table():

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from search_checks import WEIGHTS, check_search
+from search_checks import WEIGHTS, check_search, check_table, count_indexed_table
 from search_positions import live_positions
-from search_reference import FOUR, SIX, Minimax, k_utility, layout_of, tie_set, vector
+from search_reference import FOUR, SIX, Minimax, k_utility, layout_of, vector
 
 from agents.search import negamax
 from agents.search.api import Searcher, SearchTables
-from agents.search.features import FEATURES
 from engine.layout import standard_layout
 from engine.rules import Rules
 from engine.state import BLACK, PASS, WHITE
@@ -66,23 +65,12 @@ def test_count_indexed_weights_and_evaluated_finished_games():
     tables = SearchTables(FOUR, tt_bits=10)
     rng = np.random.default_rng(7)
     pairs = rng.normal(size=(FOUR.cells + 1, FOUR.cells + 1, 2)) * 3
-    table = np.zeros((FOUR.cells + 1, FOUR.cells + 1, len(FEATURES)))
-    table[..., FEATURES.index("discs")], table[..., FEATURES.index("mobility")] = pairs[..., 0], pairs[..., 1]
+    table = count_indexed_table(pairs)
     utility = k_utility(FOUR.cells, "0.6")
     for i, state in enumerate(live_positions(rules, seed=21, count=3, max_plies=8)):
         depth = 1 + i % 3
-        _check_table(rules, state, depth, table, pairs, utility, tables)
+        check_table(rules, state, depth, table, pairs, utility, tables)
         check_search(rules, state, depth, WEIGHTS, utility, use_tt=i % 2 == 1, tables=tables, evaluate_finished=True)
-
-
-def _check_table(rules, state, depth, table, pairs, utility, tables) -> None:
-    searcher = Searcher(rules, table, utility, tables=tables)
-    reference = Minimax(rules, state.to_move, pairs, utility)
-    expected = reference.children(state, depth)
-    result = searcher.search(state, depth)
-    assert result.value == pytest.approx(max(expected.values()), abs=1e-9)
-    assert set(result.ties) == tie_set(expected)
-    assert searcher.minimax_value(state, depth) == pytest.approx(result.value, abs=1e-9)
 
 
 # Black to move has exactly one placement (row 2, column 0), white none after it.

@@ -52,6 +52,16 @@ def random_network(layout, n=2, seed=0):
     return NTupleNetwork(layout, shape, np.random.default_rng(seed).normal(size=(shape.orbits, 3**n)))
 
 
+def kernel_net(network: NTupleNetwork) -> tuple:
+    """The network as the kernels take it."""
+    return (network.shape.expansions, network.shape.orbit, network.luts)
+
+
+def board_codes(rules: Rules, state, layout) -> np.ndarray:
+    """The kernels' per-cell codes of ``state`` (black and white)."""
+    return codes_of(rules.geometry.words(state.black), rules.geometry.words(state.white), layout.cells)
+
+
 TEST_LAYOUTS = [
     STANDARD,
     layouts()[4],
@@ -100,10 +110,9 @@ def test_value_is_invariant_under_the_layouts_symmetries(layout):
 def test_kernel_evaluation_matches_the_reference_for_both_colours(layout, n):
     network = random_network(layout, n, seed=n)
     rules, states = random_positions(layout, 25, seed=5)
-    net = (network.shape.expansions, network.shape.orbit, network.luts)
+    net = kernel_net(network)
     for state in states:
-        g = rules.geometry
-        codes = codes_of(g.words(state.black), g.words(state.white), layout.cells)
+        codes = board_codes(rules, state, layout)
         assert evaluate(codes, False, net) == pytest.approx(reference_value(network, state.black, state.white))
         assert evaluate(codes, True, net) == pytest.approx(reference_value(network, state.white, state.black))
         assert network.value(state.white, state.black) == pytest.approx(reference_value(network, state.white, state.black))
@@ -113,10 +122,10 @@ def test_kernel_evaluation_matches_the_reference_for_both_colours(layout, n):
 def test_one_ply_scores_are_the_reference_values_of_the_afterstates(layout):
     network = random_network(layout, 2, seed=11)
     rules, states = random_positions(layout, 12, seed=6)
-    net = (network.shape.expansions, network.shape.orbit, network.luts)
+    net = kernel_net(network)
     g = rules.geometry
     for state in states:
-        codes = codes_of(g.words(state.black), g.words(state.white), layout.cells)
+        codes = board_codes(rules, state, layout)
         before = codes.copy()
         values, moves = np.empty(layout.cells), np.empty(layout.cells, dtype=np.int64)
         count = ntuple_scores(
@@ -146,10 +155,10 @@ def test_search_at_depth_two_is_the_minimum_over_replies():
     layout = layouts()[5]
     network = random_network(layout, 2, seed=12)
     rules, states = random_positions(layout, 6, seed=9)
-    net = (network.shape.expansions, network.shape.orbit, network.luts)
+    net = kernel_net(network)
     g = rules.geometry
     for state in states:
-        codes = codes_of(g.words(state.black), g.words(state.white), layout.cells)
+        codes = board_codes(rules, state, layout)
         values, moves = np.empty(layout.cells), np.empty(layout.cells, dtype=np.int64)
         count = root_values(codes, g.words(state.own), g.words(state.opponent), state.to_move == 1, 2, net, g.kernel_args, moves, values)
         for k in range(count):

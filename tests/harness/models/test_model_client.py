@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness.testing.stub_server import Hold, StubServer, client_error, held, malformed, ok, rate_limit, server_error, slow, truncated
+from tests.python_child import run_python
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -278,13 +279,10 @@ def test_cache_file_whole_last_record_without_newline_is_kept(tmp_path):
 
 
 def test_importing_the_client_does_not_import_litellm():
-    import subprocess
-    import sys
-
     code = (
         "import sys, harness.models.client, harness.models.mock; "
         "c = harness.models.client.ModelClient('mock/first-legal'); "
         "print('litellm' in sys.modules)"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = run_python(code)
     assert result.stdout.strip() == "False"

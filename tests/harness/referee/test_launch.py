@@ -72,23 +72,27 @@ def test_no_condition_lives_in_an_agent_process_of_a_minority_environment(report
 
 
 def test_the_warm_up_builds_no_condition_and_freezes_what_it_loaded():
+    from tests.python_child import run_python  # not at the top: late_plugin.py imports this module from outside the repository
+
     code = (
         "import gc, harness.referee.warm; from engine.condition import Condition; "
         "from engine.environments import Environment; frozen = gc.get_freeze_count(); gc.unfreeze(); "
         "print(frozen > 0, [o for o in gc.get_objects() if isinstance(o, (Condition, Environment))])"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = run_python(code)
     assert out.stdout.split() == ["True", "[]"]
     assert "could not warm up" not in out.stderr
 
 
 def test_a_failed_warm_up_is_reported_not_raised():
+    from tests.python_child import run_python  # not at the top: late_plugin.py imports this module from outside the repository
+
     code = (
         "import harness.referee.warm as warm\n"
         "def broken(*_args, **_kwargs):\n    raise RuntimeError('no kernels today')\n"
         "warm.make_agent = broken\nwarm.warm()\nprint('went on')"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = run_python(code)
     assert out.stdout.strip() == "went on"
     assert "could not warm up (RuntimeError: no kernels today); agent processes start slower" in out.stderr
 

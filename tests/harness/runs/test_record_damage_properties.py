@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from record_tamper import CHAINED, lines, write_lines
@@ -90,27 +91,30 @@ def test_a_changed_field_is_named(base_run, name, where, which):
         _fails_naming(run, name, {index + 1, index + 2})
 
 
+def _dropped(rows: list[bytes], index: int) -> list[bytes]:
+    return rows[:index] + rows[index + 1 :]
+
+
+def _repeated(rows: list[bytes], index: int) -> list[bytes]:
+    return rows[: index + 1] + [rows[index]] + rows[index + 1 :]
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        pytest.param(_dropped, 1, id="dropped"),  # the line that took its place (its link, or the seal's count when it was the last)
+        pytest.param(_repeated, 2, id="repeated"),  # the copy
+    ],
+)
 @EXAMPLES
 @given(name=files, where=st.floats(0, 1, exclude_max=True))
-def test_a_dropped_line_is_named(base_run, name, where):
+def test_a_dropped_or_repeated_line_is_named(base_run, damage, named, name, where):
     with tempfile.TemporaryDirectory() as into:
         run = _copy(base_run, into)
         rows = lines(run / name)
         index = int(where * len(rows))
-        write_lines(run / name, rows[:index] + rows[index + 1 :])
-        # the line that took its place (its link, or the seal's count when it was the last)
-        _fails_naming(run, name, {index + 1})
-
-
-@EXAMPLES
-@given(name=files, where=st.floats(0, 1, exclude_max=True))
-def test_a_repeated_line_is_named(base_run, name, where):
-    with tempfile.TemporaryDirectory() as into:
-        run = _copy(base_run, into)
-        rows = lines(run / name)
-        index = int(where * len(rows))
-        write_lines(run / name, rows[: index + 1] + [rows[index]] + rows[index + 1 :])
-        _fails_naming(run, name, {index + 2})  # the copy
+        write_lines(run / name, damage(rows, index))
+        _fails_naming(run, name, {index + named})
 
 
 @EXAMPLES

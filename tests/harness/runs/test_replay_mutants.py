@@ -137,24 +137,18 @@ def test_ok_needs_no_mismatch_and_no_finding():
     assert ReplayReport("llm", games=Counter({("adapt", "self"): 2, ("eval", "random"): 3})).games_checked == 5
 
 
-def test_the_summary_of_an_intact_llm_run():
-    report = ReplayReport("llm", games=Counter({("eval", "random"): 1, ("adapt", "self"): 2}), notes=["complete", "ok"])
-    assert report.summary() == "\n".join([
+@pytest.mark.parametrize("report, lines", [
+    pytest.param(ReplayReport("llm", games=Counter({("eval", "random"): 1, ("adapt", "self"): 2}), notes=["complete", "ok"]), [
         "records: intact (hash chains, seal, every game and call present)",
         "  complete",
         "  ok",
         "replayed 3 games (llm run): no mismatches",
         "  adapt      self                                2 games, 0 with mismatches",
         "  eval       random                              1 games, 0 with mismatches",
-    ])
-
-
-def test_the_summary_of_an_llm_run_with_findings_and_mismatches():
-    mismatches = [Mismatch("adapt", 1, "self", None, "x", 2), Mismatch("adapt", 1, "self", 4, "y", 2)]
-    report = ReplayReport("llm", games=Counter({("adapt", "self"): 2}), bad_games=Counter({("adapt", "self"): 1}),
-                          mismatches=mismatches, findings=[Finding("games.jsonl", 2, "edited"), Finding("cache.jsonl", None, "gone")],
-                          notes=["n"])
-    assert report.summary() == "\n".join([
+    ], id="an intact llm run"),
+    pytest.param(ReplayReport("llm", games=Counter({("adapt", "self"): 2}), bad_games=Counter({("adapt", "self"): 1}),
+                              mismatches=[Mismatch("adapt", 1, "self", None, "x", 2), Mismatch("adapt", 1, "self", 4, "y", 2)],
+                              findings=[Finding("games.jsonl", 2, "edited"), Finding("cache.jsonl", None, "gone")], notes=["n"]), [
         "records: 2 finding(s)",
         "  games.jsonl:2: edited",
         "  cache.jsonl: gone",
@@ -163,18 +157,17 @@ def test_the_summary_of_an_llm_run_with_findings_and_mismatches():
         "  adapt      self                                2 games, 1 with mismatches",
         "  adapt game 1 (self), end: x [games.jsonl:2]",
         "  adapt game 1 (self), ply 4: y [games.jsonl:2]",
-    ])
-
-
-def test_the_summary_of_a_tournament():
-    report = ReplayReport("tournament", games=Counter({("env 21", "a vs b"): 1}), findings=[Finding("/s", None, "FAILED")],
-                          notes=["note"])
-    assert report.summary() == "\n".join([
+    ], id="an llm run with findings and mismatches"),
+    pytest.param(ReplayReport("tournament", games=Counter({("env 21", "a vs b"): 1}), findings=[Finding("/s", None, "FAILED")],
+                              notes=["note"]), [
         "/s: FAILED",
         "note",
         "replayed 1 games (tournament run): no mismatches",
         "  env 21     a vs b                              1 games, 0 with mismatches",
-    ])
+    ], id="a tournament"),
+])
+def test_the_summary_of_a_run(report, lines):
+    assert report.summary() == "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------ reading

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.testing.runs import RunResult, run_arena
+from tests.golden_files import check_golden
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "golden" / "waves"
 
@@ -76,11 +76,4 @@ def run_lines(result: RunResult) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_wave_one_plays_the_recorded_run(name: str, tmp_path: Path) -> None:
-    written = run_lines(run_arena(out=tmp_path, **wave_one(CASES[name])))
-    golden_path = GOLDEN_DIR / f"{name}.jsonl"
-    if os.environ.get("GOLDEN_UPDATE") == "1":
-        golden_path.write_text("".join(line + "\n" for line in written), encoding="utf-8")
-    golden = golden_path.read_text(encoding="utf-8").splitlines()
-    assert len(written) == len(golden), f"{name}: {len(written)} lines, {len(golden)} in {golden_path.name}"
-    for number, (got, expected) in enumerate(zip(written, golden), start=1):
-        assert got == expected, f"{name}: line {number} differs from {golden_path.name}"
+    check_golden(name, run_lines(run_arena(out=tmp_path, **wave_one(CASES[name]))), GOLDEN_DIR / f"{name}.jsonl")

@@ -21,6 +21,8 @@ from typer.testing import CliRunner
 
 from harness.cli.main import app
 
+pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
+
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 WALL_CLOCK_KEYS = ("seconds", "latency_s")
 

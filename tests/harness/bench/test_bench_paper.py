@@ -277,6 +277,7 @@ def test_target_checks_pass_and_fail(fakes):
     assert {c.target for c in missing if c.passed is None} == {"b", "c"}
 
 
+@pytest.mark.long
 def test_results_do_not_depend_on_the_number_of_workers(tmp_path):
     """Spawned workers (registered agents only: fakes live in this process) give the same records as one process."""
     plan = make_paper_plan([5, 12], ["minimax:depth=1"], budget=4, games=2, checkpoint_games=2, seed=1)

@@ -15,6 +15,8 @@ import pytest
 
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 
+pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 120.0
 

@@ -12,6 +12,7 @@ pytestmark = pytest.mark.skipif(bubblewrap_problem() is not None, reason=f"bubbl
 BLITZ = "47"  # Majority/Blitz on the 6x8 board: ten placements a side, so MCTS games are short
 
 
+@pytest.mark.long
 def test_demo_with_the_cwm_agent_uses_the_offline_coder_and_hides_k_until_the_end(invoke, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ARENA_MODEL", raising=False)

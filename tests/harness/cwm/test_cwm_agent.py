@@ -45,6 +45,7 @@ def _agent(env, mode: str, calls: list, beliefs: list) -> CwmAgent:
     )
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("family", FAMILIES)
 def test_cwm_adapts_and_its_reward_code_holds_the_true_k(sandbox_ready, family):
     env = make_env(7 * FAMILIES[family] + LAYOUT)
@@ -67,6 +68,7 @@ def test_cwm_adapts_and_its_reward_code_holds_the_true_k(sandbox_ready, family):
         agent.close()
 
 
+@pytest.mark.long
 def test_frozen_cwm_mostly_beats_random_on_a_majority_board(sandbox_ready):
     env = make_env(7 * 0 + LAYOUT)
     agent = _agent(env, "tree", [], [])

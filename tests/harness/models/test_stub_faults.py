@@ -61,6 +61,7 @@ def warm_litellm():
         asyncio.run(client.complete(client.request([{"role": "user", "content": "hello"}])))
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("kinds", [(kind,) for kind in FAULTS] + [tuple(FAULTS)], ids=[*FAULTS, "mixed"])
 def test_run_completes_with_faults_classified_and_retries_recorded(tmp_path, warm_litellm, kinds):
     respond, injected = fault_responder(kinds, seed=len(kinds[0]))

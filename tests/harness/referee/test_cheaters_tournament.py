@@ -22,6 +22,8 @@ from harness.cli.main import app
 from harness.registry import specs
 from harness.registry.importing import PLUGINS_ENV
 
+pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
+
 PLUGIN = Path(__file__).with_name("tournament_cheaters.py")
 MAJORITY, MINORITY = 0, 7  # Standard 8x8 with K = 1.01 and with K = -0.01, no turn limit
 WIDE = {"COLUMNS": "200", "NO_COLOR": "1"}

@@ -52,8 +52,12 @@ def _record_reply(run: Path, reply: str, recorded: str | None = None) -> None:
     calls = _calls(run)
     position, call, _, _ = _first_game_call(calls)
     parsed = parse_reply(reply, make_env(ENV).rules.layout)
-    call.update(reply=reply, parsed_move=recorded or parsed.notation, parse_span=list(parsed.span),
-                parse_candidates=[{"move": m, "source": s, "span": list(sp)} for m, s, sp in parsed.candidates])
+    call.update(
+        reply=reply,
+        parsed_move=recorded or parsed.notation,
+        parse_span=list(parsed.span),
+        parse_candidates=[{"move": m, "source": s, "span": list(sp)} for m, s, sp in parsed.candidates],
+    )
     calls[position] = call
     _write_calls(run, calls)
 
@@ -63,6 +67,7 @@ def _kinds(run: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------------ the records and the clean run
+
 
 def test_calls_record_where_the_move_was_read(base_run):
     calls = [call for call in _calls(base_run) if call.get("parsed_move")]
@@ -80,16 +85,21 @@ def test_a_clean_run_passes(base_run):
     assert harness_version() in result.output
 
 
+@pytest.mark.long
 def test_a_run_with_recorded_failures_passes(tmp_path):
     # flaky mock: empty, garbage, truncated and refused replies and failed calls, each recorded as a failure
-    run = run_llm(LlmRunConfig(model="mock/flaky-first-legal", env=ENV, budget=3, eval_games=1, opponents=("random",),
-                               seed=4, checkpoints=()), out=tmp_path, run_id="flaky")
+    run = run_llm(
+        LlmRunConfig(model="mock/flaky-first-legal", env=ENV, budget=3, eval_games=1, opponents=("random",), seed=4, checkpoints=()),
+        out=tmp_path,
+        run_id="flaky",
+    )
     assert any(call.get("failure_kind") for call in _calls(run))
     result = _audit(run)
     assert result.exit_code == 0, result.output
 
 
 # ------------------------------------------------------------------------------ the four findings the issue names
+
 
 def test_first_line_one_move_final_line_another_is_flagged(run_dir):
     _, _, played, other = _first_game_call(_calls(run_dir))
@@ -153,10 +163,29 @@ def test_several_runs_and_the_exit_codes(base_run, run_dir, tmp_path):
 
 # ------------------------------------------------------------------------------ tournament directories
 
+
 def test_a_tournament_with_a_model_agent_is_audited(tmp_path):
     out = tmp_path / "t"
-    result = CliRunner().invoke(app, ["tournament", "--agents", "llm-policy:model=mock/random-legal", "--vs", "random",
-                                      "--envs", "0", "--games", "2", "--seed", "1", "--jobs", "1", "--out", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "tournament",
+            "--agents",
+            "llm-policy:model=mock/random-legal",
+            "--vs",
+            "random",
+            "--envs",
+            "0",
+            "--games",
+            "2",
+            "--seed",
+            "1",
+            "--jobs",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert _audit(out).exit_code == 0
     calls = _calls(out)
@@ -170,17 +199,21 @@ def test_a_tournament_with_a_model_agent_is_audited(tmp_path):
 
 # ------------------------------------------------------------------------------ the strict reader itself
 
-@pytest.mark.parametrize(("reply", "final"), [
-    ("d3", "d3"),
-    ("Corners matter.\nMOVE: D3", "d3"),
-    ("**Final answer:** `c4`\n", "c4"),
-    ('{"move": "f5"}', "f5"),
-    ('Thinking: d3 or c4?\n```json\n{"move": "c4"}\n```', "c4"),
-    ("d3 or c4", None),
-    ("I cannot decide.", None),
-    ('{"move": "d3"} {"move": "d3"}', None),
-    ("", None),
-])
+
+@pytest.mark.parametrize(
+    ("reply", "final"),
+    [
+        ("d3", "d3"),
+        ("Corners matter.\nMOVE: D3", "d3"),
+        ("**Final answer:** `c4`\n", "c4"),
+        ('{"move": "f5"}', "f5"),
+        ('Thinking: d3 or c4?\n```json\n{"move": "c4"}\n```', "c4"),
+        ("d3 or c4", None),
+        ("I cannot decide.", None),
+        ('{"move": "d3"} {"move": "d3"}', None),
+        ("", None),
+    ],
+)
 def test_the_strict_final_answer(reply, final):
     assert strict_read(reply).final == final
 
@@ -195,8 +228,15 @@ def test_answer_lines_naming_different_moves_are_several_answers_even_when_the_p
 
 
 def test_calls_without_a_move_read_are_not_findings():
-    call = {"call_index": 1, "ply": 3, "reply": "d3 c4 f5", "parsed_move": None, "verdict": "unparsed",
-            "failure_kind": "parse_error", "messages": []}
+    call = {
+        "call_index": 1,
+        "ply": 3,
+        "reply": "d3 c4 f5",
+        "parsed_move": None,
+        "verdict": "unparsed",
+        "failure_kind": "parse_error",
+        "messages": [],
+    }
     assert audit_call(call, "adapt game 0") == []
     assert audit_call({**call, "ply": None, "parsed_move": None}, "beliefs") == []
 

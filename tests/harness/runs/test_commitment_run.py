@@ -41,7 +41,7 @@ def test_the_digest_is_in_the_manifest_before_the_first_game_and_the_salt_never(
 
     run_dir = tmp_path / "runs" / "c"
     run_llm(LlmRunConfig(**{**SMALL_RUN, "budget": 2, "checkpoints": (2,)}), out=tmp_path / "runs", run_id="c", on_game=first_game)
-    (manifest, salt, revealed_early), = seen
+    ((manifest, salt, revealed_early),) = seen
     assert not revealed_early
     committed = manifest["condition_sha256"]
     assert len(committed) == 64 and committed == digest(TRUE_TEXT, salt)
@@ -56,11 +56,10 @@ def test_the_digest_is_in_the_manifest_before_the_first_game_and_the_salt_never(
 def test_the_report_reveals_condition_and_salt_once_at_the_end(run_dir):
     shown = commitment_of(run_dir)
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert shown == {"condition": TRUE_TEXT, "salt": (run_dir / SALT_FILE).read_text().strip(),
-                     "sha256": manifest["condition_sha256"]}
+    assert shown == {"condition": TRUE_TEXT, "salt": (run_dir / SALT_FILE).read_text().strip(), "sha256": manifest["condition_sha256"]}
     assert verify(shown["condition"], shown["salt"], shown["sha256"])
     report = (run_dir / "report.md").read_text()
-    line = (f"Condition: {TRUE_TEXT} (salt {shown['salt']}, committed in the manifest as sha256 {shown['sha256']}).")
+    line = f"Condition: {TRUE_TEXT} (salt {shown['salt']}, committed in the manifest as sha256 {shown['sha256']})."
     assert report.count(line) == 1 and report.count(shown["salt"]) == 1
 
 
@@ -110,7 +109,8 @@ def test_a_consistent_commitment_to_another_condition_is_a_finding(run_dir):
     (run_dir / "report.md").unlink()
     report = replay_run(run_dir)
     assert [f.describe() for f in report.findings] == [
-        f"metrics.json: the revealed condition {other!r} is not env {SMALL_RUN['env']}'s condition"]
+        f"metrics.json: the revealed condition {other!r} is not env {SMALL_RUN['env']}'s condition"
+    ]
 
 
 def test_a_run_from_before_commitments_replays_with_a_note(run_dir):
@@ -123,6 +123,7 @@ def test_a_run_from_before_commitments_replays_with_a_note(run_dir):
     assert report.ok and any("commitment: none in the manifest" in note for note in report.notes)
 
 
+@pytest.mark.long
 def test_the_salt_survives_an_interruption_and_the_resumed_run_reveals_it(tmp_path):
     def stop(entry):
         if entry.phase == "adapt" and entry.game_index == 1:

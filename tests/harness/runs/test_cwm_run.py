@@ -13,14 +13,29 @@ from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import LlmRunConfig, run_llm
 from harness.sandbox.command import bubblewrap_problem
 
-pytestmark = pytest.mark.skipif(bubblewrap_problem() is not None, reason=f"bubblewrap cannot run: {bubblewrap_problem()}")
+pytestmark = [
+    pytest.mark.skipif(bubblewrap_problem() is not None, reason=f"bubblewrap cannot run: {bubblewrap_problem()}"),
+    pytest.mark.long,  # end-to-end: collected first (tests/conftest.py)
+]
 ENV = 40  # K = 1/5 on a 6x8 board
 
 
 def config(**changes) -> LlmRunConfig:
-    settings = dict(agent="cwm", model="mock/coder", env=ENV, budget=14, eval_games=2, opponents=("random",), seed=1,
-                    checkpoints=(), cwm_explore=8, cwm_random=4, cwm_simulations=8, cwm_adapt_simulations=8,
-                    cwm_heldout=200)
+    settings = dict(
+        agent="cwm",
+        model="mock/coder",
+        env=ENV,
+        budget=14,
+        eval_games=2,
+        opponents=("random",),
+        seed=1,
+        checkpoints=(),
+        cwm_explore=8,
+        cwm_random=4,
+        cwm_simulations=8,
+        cwm_adapt_simulations=8,
+        cwm_heldout=200,
+    )
     return LlmRunConfig(**{**settings, **changes})
 
 

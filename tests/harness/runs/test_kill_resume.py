@@ -13,6 +13,8 @@ import pytest
 from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import LlmRunConfig, run_llm
 
+pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -23,8 +25,9 @@ def config(**changes):
 
 def arena(*args: str, **kw) -> subprocess.Popen:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.Popen([sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw
+    )
 
 
 def lines(path: Path) -> int:
@@ -54,12 +57,38 @@ def comparable(run_dir: Path) -> list[dict]:
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, agent, extra):
     model = "mock/first-legal" if agent == "llm-policy" else "mock/strategist"
     budget = 60 if agent == "llm-policy" else 24
-    whole = run_llm(config(agent=agent, model=model, budget=budget, checkpoints=(budget,), batch=7, search_depth=1, endgame=4),
-                    out=tmp_path / "whole", run_id="r")
+    whole = run_llm(
+        config(agent=agent, model=model, budget=budget, checkpoints=(budget,), batch=7, search_depth=1, endgame=4),
+        out=tmp_path / "whole",
+        run_id="r",
+    )
     out = tmp_path / "killed"
-    args = ["run", "--agent", agent, "--model", model, "--env", "21", "--budget", str(budget), "--eval-games", "2",
-            "--opponents", "random", "--seed", "3", "--out", str(out), "--checkpoints", str(budget),
-            "--search-depth", "1", "--endgame", "4", *extra]
+    args = [
+        "run",
+        "--agent",
+        agent,
+        "--model",
+        model,
+        "--env",
+        "21",
+        "--budget",
+        str(budget),
+        "--eval-games",
+        "2",
+        "--opponents",
+        "random",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+        "--checkpoints",
+        str(budget),
+        "--search-depth",
+        "1",
+        "--endgame",
+        "4",
+        *extra,
+    ]
     process = arena(*args)
     run_dir = wait_for_games(out, budget // 3, process)
     process.send_signal(signal.SIGKILL)

@@ -26,6 +26,7 @@ def replay_legally(game, rules):
         assert rules.counts(state) == (game.black_discs, game.white_discs)
 
 
+@pytest.mark.long
 def test_200_game_run_end_to_end(tmp_path, monkeypatch):
     run_dir = run_llm(config(budget=200, eval_games=2, checkpoints=(10, 200)), out=tmp_path, run_id="r")
     reader = TranscriptReader(run_dir)
@@ -65,9 +66,11 @@ def test_flaky_model_completes_with_failures_classified(tmp_path):
     assert sum(v for k, v in metrics["failures"].items() if k not in ("forfeits", "fallbacks")) == len(failed)
 
 
+@pytest.mark.long
 def test_kill_and_resume_equals_an_uninterrupted_run(tmp_path):
     whole, cut, kept = interrupted_then_resumed(
-        config(budget=30), tmp_path, lambda entry: entry.phase == "adapt" and entry.game_index == 11)
+        config(budget=30), tmp_path, lambda entry: entry.phase == "adapt" and entry.game_index == 11
+    )
     assert len(kept) == 12
     strip = lambda games: [g.model_dump() for g in games]  # noqa: E731
     assert strip(TranscriptReader(cut).games()) == strip(TranscriptReader(whole).games())
@@ -89,8 +92,26 @@ def test_cli_run_writes_the_run_directory(tmp_path):
 
     from harness.cli.main import app
 
-    result = CliRunner().invoke(app, ["run", "--agent", "llm-policy", "--model", "mock/first-legal", "--env", "21",
-                                      "--budget", "4", "--eval-games", "2", "--opponents", "random", "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--agent",
+            "llm-policy",
+            "--model",
+            "mock/first-legal",
+            "--env",
+            "21",
+            "--budget",
+            "4",
+            "--eval-games",
+            "2",
+            "--opponents",
+            "random",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     (run_dir,) = tmp_path.iterdir()
     assert {p.name for p in run_dir.iterdir()} >= {"manifest.json", "games.jsonl", "calls.jsonl", "metrics.json", "report.md"}

@@ -17,6 +17,8 @@ from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import run_llm
 from harness.runs.replay import replay_run
 
+pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
+
 FINDINGS_EXIT, USER_ERROR_EXIT = 1, 2
 
 
@@ -90,8 +92,25 @@ def test_a_run_killed_mid_write_fails_replay_until_resumed(tmp_path):
 def test_a_run_killed_with_sigkill_is_unsealed_until_resumed(tmp_path):
     """No close, so no seal: replay names the first unsealed line; the resumed run replays clean."""
     out = tmp_path / "killed"
-    process = arena("run", "--model", "mock/first-legal", "--env", "21", "--budget", "40", "--eval-games", "2",
-                    "--opponents", "random", "--seed", "3", "--checkpoints", "40", "--out", str(out))
+    process = arena(
+        "run",
+        "--model",
+        "mock/first-legal",
+        "--env",
+        "21",
+        "--budget",
+        "40",
+        "--eval-games",
+        "2",
+        "--opponents",
+        "random",
+        "--seed",
+        "3",
+        "--checkpoints",
+        "40",
+        "--out",
+        str(out),
+    )
     run = wait_for_games(out, 10, process)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
@@ -111,8 +130,12 @@ def test_a_deleted_game_line(run_dir):
     path = run_dir / "games.jsonl"
     rows = lines(path)
     write_lines(path, rows[:3] + rows[4:])  # adapt game 3
-    fails(run_dir, "games.jsonl:4: prev_hash is not the hash of line 3", "adapt game 3 is missing",
-          "the manifest seals 12 line(s), the file holds 11")
+    fails(
+        run_dir,
+        "games.jsonl:4: prev_hash is not the hash of line 3",
+        "adapt game 3 is missing",
+        "the manifest seals 12 line(s), the file holds 11",
+    )
     forge(run_dir)  # links and seal recomputed: completeness still shows it
     fails(run_dir, "games.jsonl:4: adapt game 3 is missing", "calls.jsonl:", "which games.jsonl does not hold")
 
@@ -126,11 +149,14 @@ def test_a_duplicated_game_line(run_dir):
     fails(run_dir, "games.jsonl:5: adapt game 3 appears again (first on line 4)")
 
 
-@pytest.mark.parametrize("what, change", [
-    ("move", lambda r: r["moves"].__setitem__(-1, r["moves"][-2])),
-    ("reward", lambda r: r.update(rewards=[-r["rewards"][0], -r["rewards"][1]] if r["rewards"] != [0, 0] else [1, -1])),
-    ("disc count", lambda r: r.update(white_discs=r["white_discs"] + 1)),
-])
+@pytest.mark.parametrize(
+    "what, change",
+    [
+        ("move", lambda r: r["moves"].__setitem__(-1, r["moves"][-2])),
+        ("reward", lambda r: r.update(rewards=[-r["rewards"][0], -r["rewards"][1]] if r["rewards"] != [0, 0] else [1, -1])),
+        ("disc count", lambda r: r.update(white_discs=r["white_discs"] + 1)),
+    ],
+)
 @pytest.mark.parametrize("index", [2, 11])  # a line in the middle (the next line's link breaks), the last (the seal)
 def test_an_edited_game_line(run_dir, what, change, index):
     edit_line(run_dir / "games.jsonl", index, change)
@@ -151,8 +177,12 @@ def test_a_deleted_call_line(run_dir):
     deleted = json.loads(rows[6])
     write_lines(path, rows[:6] + rows[7:])
     game_line = game_line_of(run_dir, deleted["phase"], deleted["game_index"])
-    fails(run_dir, "calls.jsonl:7: prev_hash is not the hash of line 6", "calls.jsonl:7: call 6 is missing",
-          f"games.jsonl:{game_line}: adapt game {deleted['game_index']} lists call 6, which calls.jsonl does not hold")
+    fails(
+        run_dir,
+        "calls.jsonl:7: prev_hash is not the hash of line 6",
+        "calls.jsonl:7: call 6 is missing",
+        f"games.jsonl:{game_line}: adapt game {deleted['game_index']} lists call 6, which calls.jsonl does not hold",
+    )
     forge(run_dir)
     fails(run_dir, "calls.jsonl:7: call 6 is missing", f"games.jsonl:{game_line}:")
 
@@ -174,8 +204,11 @@ def test_a_file_cut_mid_line(run_dir, name):
 def test_a_file_cut_at_a_line_boundary(run_dir):
     path = run_dir / "games.jsonl"
     write_lines(path, lines(path)[:10])  # the two evaluation games gone
-    fails(run_dir, "games.jsonl:11: the manifest seals 12 line(s), the file holds 10",
-          "games.jsonl:11: eval game 0 is missing (the file ends before it)")
+    fails(
+        run_dir,
+        "games.jsonl:11: the manifest seals 12 line(s), the file holds 10",
+        "games.jsonl:11: eval game 0 is missing (the file ends before it)",
+    )
 
 
 def test_a_missing_manifest(run_dir):

@@ -16,6 +16,8 @@ from harness.sweep.backends import run_sweep
 from harness.sweep.cells import CELLS_DIR, cell_state
 from harness.sweep.spec import parse_sweep
 
+pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
+
 ray = pytest.importorskip("ray")
 
 # 2 agents (two mock models) x 3 envs x 2 seeds, in-process (fast), colours alternating against Random.

@@ -15,6 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "testing"
 FILES = ("my_agent.py", "test_my_agent.py")

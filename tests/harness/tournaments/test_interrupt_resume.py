@@ -25,6 +25,8 @@ import pytest
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 from harness.tournaments.resume import plan_of, recorded_games
 
+pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 120.0
 GATE_PLUGIN = Path(__file__).with_name("gate_agents.py")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from engine import make_env
@@ -31,6 +32,7 @@ def _decision_plies(moves: list[int], colour: int) -> list[int]:
     return plies
 
 
+@pytest.mark.long
 def test_a_tournament_records_each_model_call_of_each_game_refereed_or_not(tmp_path):
     runs = {}
     for mode, extra in (("refereed", []), ("in-process", ["--in-process"])):

@@ -69,7 +69,8 @@ def named(decide: Decider, name: str) -> Decider:
 
 
 class ModelAgent(Agent, Generic[ConfigT]):
-    """A model-driven agent: client, budget, config, sinks, memory, beliefs; see the module docstring."""
+    """The base of ``llm-policy``, ``llm-strategist`` and ``cwm``: the model client, budget, seed and config, the renderer and
+    system prompt, the transcript sinks, the episode memory and the beliefs reported; see the module docstring."""
 
     config_class: ClassVar[type[Any]]  # the config used when none is given
     memory: EpisodeMemory
@@ -108,7 +109,8 @@ class ModelAgent(Agent, Generic[ConfigT]):
     def from_spec(cls, context: AgentContext, rng: np.random.Generator, model: str, config: Callable[[], ConfigT]) -> Self:
         """The frozen player of a spec (``name:model=M``): no budget, each call recorded through ``context.record_call``.
 
-        The client is made (and checked) first, then the seed and the config, each from ``rng`` in that order."""
+        The client is made (and checked, drawing its seed from ``rng``) first, then the agent's seed is drawn, then the
+        config is made: a spec that names no model is told so before any bad value in it."""
         client = spec_client(cls.name, model, rng)
         agent = cls(context, rng, client, budget=0, seed=int(rng.integers(2**31)), config=config(), on_call=context.record_call or no_call)
         agent.freeze()

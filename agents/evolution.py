@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from agents.spec import whole_number
+
 # play_pair(first, second) -> (reward of first as black, reward of first as white): two games, colours swapped.
 PlayPair = Callable[[np.ndarray, np.ndarray], tuple[int, int]]
 
@@ -85,8 +87,7 @@ def evolve(
     ``on_generation(g, population)`` is called after generation ``g`` (1-based)
     with the new population. Returns the final population.
     """
-    if isinstance(generations, bool) or not isinstance(generations, int) or generations < 0:
-        raise ValueError(f"generations={generations!r}: give a whole number >= 0")
+    whole_number("generations", generations, 0)
     population = check_population(population)
     for generation in range(1, generations + 1):
         population = next_generation(population, play_generation(population, play_pair), sigma, rng)

@@ -5,7 +5,8 @@ Decorating a factory ``factory(context, rng, **params)`` with :func:`register`
 attaches its :class:`AgentEntry`; nothing is registered globally here. The
 registry that knows every agent, classical and model-driven, and builds them
 from specs is :mod:`harness.registry.specs`, which reads these entries from the
-family modules it lists.
+family modules it lists. :func:`whole_number` and :func:`check_whole_numbers` check
+the whole-number settings of agents and training runs with one wording.
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ def register(
         return factory
 
     return decorate
+
+
+def whole_number(name: str, value: Any, minimum: int, error: type[Exception] = ValueError, prefix: str = "") -> int:
+    """``value`` if it is an int (not a bool) >= ``minimum``; else ``error`` saying ``{prefix}{name}=...: give a whole number >= ...``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise error(f"{prefix}{name}={value!r}: give a whole number >= {minimum}")
+    return value
+
+
+def check_whole_numbers(settings: object, minima: dict[str, int], error: type[Exception] = ValueError, prefix: str = "") -> None:
+    """:func:`whole_number` on each attribute of ``settings`` that ``minima`` names, in its order."""
+    for name, minimum in minima.items():
+        whole_number(name, getattr(settings, name), minimum, error, prefix)
 
 
 def declared_entries(namespace: dict[str, object]) -> list[AgentEntry]:

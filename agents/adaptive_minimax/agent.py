@@ -54,7 +54,7 @@ from agents.evolution import check_population, ensemble_weights, evolve
 from agents.heuristic.positional import positional_table
 from agents.search.api import Searcher, SearchTables
 from agents.search.features import CORNERS, DISCS, FEATURES, MOBILITY, POSITIONAL
-from agents.spec import Param, register
+from agents.spec import Param, register, whole_number
 from engine.layout import Layout
 from engine.protocol.arena import BudgetExhausted
 from engine.protocol.observation import Observation
@@ -160,9 +160,7 @@ class _Player:
 
 
 def _whole(name: str, value: Any, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"adaptive-minimax {name}={value!r}: give a whole number >= {least}")
-    return value
+    return whole_number(name, value, least, prefix="adaptive-minimax ")
 
 
 @register(

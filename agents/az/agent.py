@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, AgentContext, choose, forced_move
-from agents.spec import Param, register
+from agents.spec import Param, register, whole_number
 from engine.protocol.observation import Observation
 
 CHECK_EVERY = 2  # batches of leaves between clock checks
@@ -67,8 +67,7 @@ class AzAgent(Agent):
         super().__init__(context, rng)
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
             raise ValueError(f"az seconds={seconds!r}: give a thinking time per game > 0")
-        if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 1:
-            raise ValueError(f"az simulations={simulations!r}: give a whole number >= 1")
+        whole_number("simulations", simulations, 1, prefix="az ")
         if clock not in CLOCKS:
             raise ValueError(f"az clock={clock!r}: give cpu or wall")
         if isinstance(leaves, bool) or not isinstance(leaves, int) or not 1 <= leaves <= 64:

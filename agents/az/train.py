@@ -33,6 +33,7 @@ import torch
 
 from agents.az.net import AzNet, AzNetConfig, encode, evaluator, save_net, stack_planes
 from agents.az.search import Tree, add_root_noise, expand_roots, play_unchecked, simulate
+from agents.spec import check_whole_numbers
 from engine.environments import layouts as benchmark_layouts
 from engine.layout import Layout, standard_layout
 from engine.layout_gen import random_layout
@@ -64,14 +65,8 @@ class AzTrainConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("rounds", "games", "simulations", "steps", "batch", "buffer", "channels", "blocks"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise AzTrainError(f"{name}={value!r}: give a whole number >= 1")
-        for name in ("temperature_moves", "seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise AzTrainError(f"{name}={value!r}: give a whole number >= 0")
+        positive = ("rounds", "games", "simulations", "steps", "batch", "buffer", "channels", "blocks")
+        check_whole_numbers(self, {**dict.fromkeys(positive, 1), "temperature_moves": 0, "seed": 0}, AzTrainError)
         if not (0 < self.learning_rate < 1) or self.seconds < 0:
             raise AzTrainError(f"learning_rate={self.learning_rate!r} must lie in (0, 1) and seconds={self.seconds!r} be >= 0")
 

@@ -24,32 +24,38 @@ def most_flips(observation: Observation, moves: list[int]) -> list[int]:
     return [move for move, count in zip(moves, flips, strict=True) if count == top]
 
 
+class OnePlyAgent(Agent):
+    """PASS when forced, else a placement drawn by the agent's generator from :meth:`candidates`."""
+
+    def act(self, observation: Observation) -> int:
+        if observation.must_pass:
+            return PASS
+        return choose(self.rng, self.candidates(observation, placements(observation)))
+
+    def candidates(self, observation: Observation, moves: list[int]) -> list[int]:
+        """The placements to draw from (default: all of ``moves``)."""
+        return moves
+
+
 @register("random", "Uniformly random legal move")
-class RandomAgent(Agent):
+class RandomAgent(OnePlyAgent):
     """A legal placement drawn uniformly from the agent's generator."""
 
     name = "random"
 
-    def act(self, observation: Observation) -> int:
-        if observation.must_pass:
-            return PASS
-        return choose(self.rng, placements(observation))
-
 
 @register("greedy", "The move that flips the most discs; ties at random")
-class GreedyAgent(Agent):
+class GreedyAgent(OnePlyAgent):
     """The placement flipping the most discs; ties broken uniformly by the agent's generator."""
 
     name = "greedy"
 
-    def act(self, observation: Observation) -> int:
-        if observation.must_pass:
-            return PASS
-        return choose(self.rng, most_flips(observation, placements(observation)))
+    def candidates(self, observation: Observation, moves: list[int]) -> list[int]:
+        return most_flips(observation, moves)
 
 
 @register("corner", "A corner (edge or obstacle corner) when one is legal, else greedy")
-class CornerAgent(Agent):
+class CornerAgent(OnePlyAgent):
     """A corner of the layout when one is legal (the one flipping most), otherwise greedy.
 
     Corners are :func:`agents.heuristic.positional.corner_cells`: obstacles count as edge.
@@ -62,9 +68,6 @@ class CornerAgent(Agent):
         layout = context.rules.layout
         self.corners = frozenset(layout.index(cell) for cell in corner_cells(layout))
 
-    def act(self, observation: Observation) -> int:
-        if observation.must_pass:
-            return PASS
-        moves = placements(observation)
+    def candidates(self, observation: Observation, moves: list[int]) -> list[int]:
         corners = [move for move in moves if move in self.corners]
-        return choose(self.rng, most_flips(observation, corners or moves))
+        return most_flips(observation, corners or moves)

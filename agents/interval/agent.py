@@ -41,7 +41,7 @@ from agents.interval.belief import HALF, KInterval, outcome_table, probe_target
 from agents.search.api import SearchResult, SearchTables, empties, search_position, solve_position
 from agents.search.endgame import ratio_utility
 from agents.search.features import DEFAULT_WEIGHTS, FEATURES, weights_array
-from agents.spec import Param, register
+from agents.spec import Param, check_whole_numbers, register
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
 from engine.rules import Rules
@@ -235,10 +235,7 @@ class IntervalConfig:
             "probe_endgame": 0,
             "probe_nodes": 0,
         }
-        for name, minimum in least.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise ValueError(f"interval:{name}={value!r}: give a whole number >= {minimum}")
+        check_whole_numbers(self, least, prefix="interval:")
         if isinstance(self.margin, bool) or not isinstance(self.margin, int | float) or not 0.0 <= self.margin <= 0.5:
             raise ValueError(f"interval:margin={self.margin!r}: give a weight in [0, 0.5]")
 

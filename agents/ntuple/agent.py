@@ -19,7 +19,7 @@ from agents.base import Agent, AgentContext, choose, forced_move
 from agents.ntuple.kernel import codes_of, ntuple_scores
 from agents.ntuple.negamax import root_values
 from agents.ntuple.network import NTupleNetwork, load_network, shipped_network
-from agents.spec import Param, register
+from agents.spec import Param, register, whole_number
 from engine.geometry import geometry_of
 from engine.protocol.observation import Observation
 from engine.state import WHITE
@@ -44,9 +44,7 @@ class NTupleAgent(Agent):
         self, context: AgentContext, rng: np.random.Generator, depth: int = 1, network: NTupleNetwork | None = None, weights: str = ""
     ) -> None:
         super().__init__(context, rng)
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"ntuple depth={depth!r}: give a whole number >= 1")
-        self.depth = depth
+        self.depth = whole_number("depth", depth, 1, prefix="ntuple ")
         if network is None:
             network = load_network(context.rules.layout, weights) if weights else shipped_network(context.rules.layout)
         self.network = network

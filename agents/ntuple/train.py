@@ -42,6 +42,7 @@ from agents.heuristic.positional import positional_table
 from agents.ntuple.kernel import league_points, td_games
 from agents.ntuple.nes import nes_ascent
 from agents.ntuple.network import NTupleNetwork, network_shape
+from agents.spec import check_whole_numbers
 from engine.geometry import geometry_of
 from engine.layout import Layout
 
@@ -85,20 +86,8 @@ class NTupleTrainConfig:
             raise NTupleTrainError(f"method={self.method!r}: choose one of {', '.join(METHODS)}")
         if self.opponent not in OPPONENTS:
             raise NTupleTrainError(f"opponent={self.opponent!r}: choose one of {', '.join(OPPONENTS)}")
-        for name, minimum in (
-            ("n", 1),
-            ("games", 0),
-            ("eval_every", 1),
-            ("eval_games", 1),
-            ("generations", 0),
-            ("es_games", 1),
-            ("nes_pairs", 1),
-            ("nes_games", 1),
-            ("seed", 0),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise NTupleTrainError(f"{name}={value!r}: give a whole number >= {minimum}")
+        minima = {"n": 1, "games": 0, "eval_every": 1, "eval_games": 1, "generations": 0, "es_games": 1, "nes_pairs": 1, "nes_games": 1}
+        check_whole_numbers(self, {**minima, "seed": 0}, NTupleTrainError)
         for name in ("alpha", "epsilon", "sigma", "nes_sigma", "nes_rate", "seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):

@@ -39,6 +39,7 @@ import numpy as np
 from agents.evolution import match_outcome, next_generation
 from agents.posnet.kernel import KernelBoard, disc_counts, kernel_board
 from agents.posnet.network import D4_SIZE, N_PARAMS, POPULATION_KEY, init_params, value_table
+from agents.spec import whole_number
 from engine.layout import Layout
 from engine.layout_gen import random_layouts
 
@@ -84,8 +85,7 @@ class TrainConfig:
 
 
 def _check_int(name: str, value: object, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise TrainConfigError(f"{name}={value!r}: give a whole number >= {minimum}")
+    whole_number(name, value, minimum, TrainConfigError)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from agents.base import Agent, AgentContext, choose, forced_move
 from agents.search.api import SearchResult, SearchTables, empties, search_position, solve_position
 from agents.search.endgame import check_utility, disc_difference_utility
 from agents.search.features import weights_array
-from agents.spec import Param, register
+from agents.spec import Param, register, whole_number
 from engine.protocol.observation import Observation
 
 
@@ -52,8 +52,7 @@ class MinimaxAgent(Agent):
         utility: np.ndarray | None = None,
     ) -> None:
         super().__init__(context, rng)
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"minimax depth={depth!r}: give a whole number >= 1")
+        whole_number("depth", depth, 1, prefix="minimax ")
         if time < 0:
             raise ValueError(f"minimax time={time!r}: give seconds >= 0 (0 = no limit)")
         if isinstance(endgame, bool) or not isinstance(endgame, int) or endgame < 0:

@@ -57,6 +57,13 @@ def kernel_net(network: NTupleNetwork) -> tuple:
     return (network.shape.expansions, network.shape.orbit, network.luts)
 
 
+def kernel_positions(layout, n: int, *, network_seed: int, count: int, positions_seed: int):
+    """A random network on ``layout``, the network as the kernels take it, the rules and ``count`` random positions."""
+    network = random_network(layout, n, seed=network_seed)
+    rules, states = random_positions(layout, count, seed=positions_seed)
+    return network, kernel_net(network), rules, states
+
+
 def board_codes(rules: Rules, state, layout) -> np.ndarray:
     """The kernels' per-cell codes of ``state`` (black and white)."""
     return codes_of(rules.geometry.words(state.black), rules.geometry.words(state.white), layout.cells)
@@ -108,9 +115,7 @@ def test_value_is_invariant_under_the_layouts_symmetries(layout):
 @pytest.mark.parametrize("n", [2, 3])
 @pytest.mark.parametrize("layout", TEST_LAYOUTS, ids=lambda layout: layout.name or layout.describe())
 def test_kernel_evaluation_matches_the_reference_for_both_colours(layout, n):
-    network = random_network(layout, n, seed=n)
-    rules, states = random_positions(layout, 25, seed=5)
-    net = kernel_net(network)
+    network, net, rules, states = kernel_positions(layout, n, network_seed=n, count=25, positions_seed=5)
     for state in states:
         codes = board_codes(rules, state, layout)
         assert evaluate(codes, False, net) == pytest.approx(reference_value(network, state.black, state.white))
@@ -120,9 +125,7 @@ def test_kernel_evaluation_matches_the_reference_for_both_colours(layout, n):
 
 @pytest.mark.parametrize("layout", TEST_LAYOUTS[:4], ids=lambda layout: layout.name or layout.describe())
 def test_one_ply_scores_are_the_reference_values_of_the_afterstates(layout):
-    network = random_network(layout, 2, seed=11)
-    rules, states = random_positions(layout, 12, seed=6)
-    net = kernel_net(network)
+    network, net, rules, states = kernel_positions(layout, 2, network_seed=11, count=12, positions_seed=6)
     g = rules.geometry
     for state in states:
         codes = board_codes(rules, state, layout)
@@ -153,9 +156,7 @@ def test_one_ply_scores_are_the_reference_values_of_the_afterstates(layout):
 
 def test_search_at_depth_two_is_the_minimum_over_replies():
     layout = layouts()[5]
-    network = random_network(layout, 2, seed=12)
-    rules, states = random_positions(layout, 6, seed=9)
-    net = kernel_net(network)
+    network, net, rules, states = kernel_positions(layout, 2, network_seed=12, count=6, positions_seed=9)
     g = rules.geometry
     for state in states:
         codes = board_codes(rules, state, layout)

@@ -53,23 +53,16 @@ def test_bad_specs_name_the_option_the_spec_and_the_parameter(values, fragments)
 def test_run_takes_repeated_opponents_with_commas_in_a_spec(invoke, tmp_path):
     result = invoke(
         "run",
-        "--model",
-        "mock/first-legal",
-        "--env",
-        "21",
-        "--budget",
-        "1",
-        "--eval-games",
-        "1",
-        "--checkpoints",
-        "1",
-        "--opponents",
-        "random",
-        "--opponents",
-        MCTS,
-        "--in-process",
-        "--out",
-        tmp_path,
+        *options(
+            model="mock/first-legal",
+            env="21",
+            budget="1",
+            eval_games="1",
+            checkpoints="1",
+            opponents=["random", MCTS],
+            in_process=True,
+            out=tmp_path,
+        ),
     )
     assert result.exit_code == 0, result.output
     (run_dir,) = tmp_path.iterdir()

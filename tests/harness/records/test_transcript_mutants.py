@@ -117,17 +117,29 @@ def test_an_invalid_manifest_names_its_first_problem(tmp_path, text, message):
     assert (str(invalid.value), invalid.value.path) == (f"{tmp_path / MANIFEST_FILE}: {message}", tmp_path / MANIFEST_FILE)
 
 
-def test_a_corrupted_line_lists_every_problem_with_its_field(tmp_path):
+@pytest.mark.parametrize(
+    ("change", "problems"),
+    [
+        pytest.param(
+            {"seed": "x", "failures": {"parse_error": "y"}},
+            "failures.parse_error: Input should be a valid integer, unable to parse string as an integer; "
+            "seed: Input should be a valid integer, unable to parse string as an integer",
+            id="every problem with its field",
+        ),
+        pytest.param(
+            {"forfeit_by": "black"},  # rewards (1, -1) say white lost
+            "line: Value error, a game forfeited by black must have rewards (-1, 1), not (1, -1)",
+            id="a whole-record problem is named line",
+        ),
+    ],
+)
+def test_a_corrupted_games_line_is_named_with_every_problem(tmp_path, change, problems):
     write_run(tmp_path)
-    edit_line(tmp_path / GAMES_FILE, 1, lambda row: row.update(seed="x", failures={"parse_error": "y"}))
+    edit_line(tmp_path / GAMES_FILE, 1, lambda row: row.update(change))
     rechain(tmp_path / GAMES_FILE)
     with pytest.raises(TranscriptError) as corrupted:
         read_log(tmp_path / GAMES_FILE, GameEntry)
-    assert str(corrupted.value) == (
-        f"{tmp_path / GAMES_FILE}:2: corrupted GameEntry line: "
-        "failures.parse_error: Input should be a valid integer, unable to parse string as an integer; "
-        "seed: Input should be a valid integer, unable to parse string as an integer"
-    )
+    assert str(corrupted.value) == f"{tmp_path / GAMES_FILE}:2: corrupted GameEntry line: {problems}"
 
 
 def test_a_line_without_its_link_and_a_broken_link_are_refused_by_default(tmp_path):
@@ -285,16 +297,8 @@ def test_a_sealed_games_file_changed_or_cut_short_is_refused_in_words(tmp_path, 
     assert str(refused.value) == f"{tmp_path / GAMES_FILE}{refusal}, so it cannot be resumed safely ('arena replay' shows where)"
 
 
-def test_a_whole_record_problem_is_named_line_and_parse_log_verifies_by_default(tmp_path):
+def test_parse_log_verifies_the_chain_by_default(tmp_path):
     write_run(tmp_path)
-    edit_line(tmp_path / GAMES_FILE, 1, lambda row: row.update(forfeit_by="black"))  # rewards (1, -1) say white lost
-    rechain(tmp_path / GAMES_FILE)
-    with pytest.raises(TranscriptError) as corrupted:
-        read_log(tmp_path / GAMES_FILE, GameEntry)
-    assert str(corrupted.value) == (
-        f"{tmp_path / GAMES_FILE}:2: corrupted GameEntry line: line: Value error, a game "
-        "forfeited by black must have rewards (-1, 1), not (1, -1)"
-    )
     edit_line(tmp_path / CALLS_FILE, 0, lambda row: row.update(ply=3))  # the link to line 2 breaks
     with pytest.raises(TranscriptError, match="the hash chain breaks here"):
         parse_log(scan_chain(tmp_path / CALLS_FILE), CallEntry)

@@ -12,7 +12,6 @@ fails here. To record new golden files after an intended change of behaviour:
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli.main import app
+from tests.golden_files import check_golden
 
 pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
 
@@ -130,11 +130,4 @@ def _run(name: str, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_run_writes_the_golden_games(name: str, tmp_path: Path) -> None:
-    written = _normalised_lines(_run(name, tmp_path))
-    golden_path = GOLDEN_DIR / f"{name}.jsonl"
-    if os.environ.get("GOLDEN_UPDATE") == "1":
-        golden_path.write_text("".join(line + "\n" for line in written), encoding="utf-8")
-    golden = golden_path.read_text(encoding="utf-8").splitlines()
-    assert len(written) == len(golden), f"{name}: {len(written)} records written, {len(golden)} in {golden_path.name}"
-    for number, (got, expected) in enumerate(zip(written, golden), start=1):
-        assert got == expected, f"{name}: record {number} differs from {golden_path.name}"
+    check_golden(name, _normalised_lines(_run(name, tmp_path)), GOLDEN_DIR / f"{name}.jsonl", counted="records written", unit="record")

@@ -1,8 +1,12 @@
 """arena run through real processes: Ctrl-C mid-run then --resume equals an uninterrupted run; a token cap is honest.
 
 The interrupt is sent once the run has written a given number of games (the test
-waits on the file); every wait has a hang guard. Uninterrupted runs are played
-in-process (:func:`run_llm`, the same code and the same referee process).
+waits on the file); every wait has a hang guard. The evaluation opponent is
+``gated-random`` (``tests/gate_agents.py``, a plugin): from that many games on it
+holds its moves until the test, having seen the run take the signal, opens the gate,
+so the signal lands mid-run however slowly the test is scheduled (the last games of
+a quick run could otherwise finish first). Uninterrupted runs are played in-process
+(:func:`run_llm`, the same code and the same referee process).
 """
 
 import json
@@ -19,15 +23,20 @@ from harness.cli.main import app
 from harness.cli.run import CAP_EXIT_CODE
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE as INTERRUPT_EXIT_CODE
 from harness.records.transcript import TranscriptReader
+from harness.registry.importing import PLUGINS_ENV
+from harness.registry.plugins import load_plugins
 from harness.runs.llm_run import LlmRunConfig, run_llm
 from harness.runs.run_stop import UNFINISHED_GAME
+from tests import gate_agents
+from tests.process_watch import StderrWatch, wait_for_lines
 
 REPO = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 120  # a broken interrupt hangs: fail then, not never
+GATE_PLUGIN = Path(gate_agents.__file__)
 POLICY = dict(agent="llm-policy", model="mock/random-legal", env=21, budget=6, eval_games=4, seed=3, checkpoints=(3,),
-              concurrency=1)
+              concurrency=1, opponents=("gated-random",))
 STRATEGIST = dict(agent="llm-strategist", model="mock/reasoner", env=21, budget=8, eval_games=4, seed=5, batch=3,
-                  checkpoints=(3, 8), search_depth=1, endgame=4, concurrency=1)
+                  checkpoints=(3, 8), search_depth=1, endgame=4, concurrency=1, opponents=("gated-random",))
 
 
 def flags(config: dict) -> list[str]:
@@ -38,25 +47,14 @@ def flags(config: dict) -> list[str]:
     return args
 
 
-def arena(*args: str) -> subprocess.Popen:
+def arena(*args: str, gate: str | None = None) -> subprocess.Popen:
+    """``arena ARGS --plugin tests/gate_agents.py``; with ``gate``, its agents wait at that gate."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "400"}
-    return subprocess.Popen([sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env,
+    env.pop(gate_agents.GATE_ENV, None)
+    if gate is not None:
+        env[gate_agents.GATE_ENV] = gate
+    return subprocess.Popen([sys.executable, "-m", "harness.cli.main", *args, "--plugin", str(GATE_PLUGIN)], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for_games(out: Path, games: int, process: subprocess.Popen) -> Path:
-    """The run directory once its games.jsonl holds ``games`` lines (polling the file, 5 ms waits on the process)."""
-    for _ in range(HANG_GUARD_S * 200):
-        found = list(out.glob("*/games.jsonl"))
-        if found and found[0].read_bytes().count(b"\n") >= games:
-            return found[0].parent
-        if process.poll() is not None:
-            pytest.fail(f"the run ended before the interrupt: {process.communicate()[1][-2000:]}")
-        try:
-            process.wait(timeout=0.005)
-        except subprocess.TimeoutExpired:
-            pass
-    pytest.fail("the run did not reach the cut point in time")
 
 
 def played(run_dir: Path) -> list[tuple]:
@@ -73,18 +71,28 @@ def uninterrupted(tmp_path_factory):
             runs[base["agent"]] = run_llm(LlmRunConfig(**base), out=tmp_path_factory.mktemp("whole"), run_id="r")
         return runs[base["agent"]]
 
-    return run
+    inherited = os.environ.get(PLUGINS_ENV)
+    load_plugins([GATE_PLUGIN])  # the gated opponent, here and in the referee's processes (no gate set: plain random)
+    yield run
+    if inherited is None:  # the plugin variable as it was, for the tests after these
+        os.environ.pop(PLUGINS_ENV, None)
+    else:
+        os.environ[PLUGINS_ENV] = inherited
 
 
 @pytest.mark.parametrize("base, cut", [(POLICY, 2), (POLICY, 7), (STRATEGIST, 4), (STRATEGIST, 9)],
                          ids=["policy-adapt", "policy-eval", "strategist-adapt", "strategist-eval"])
 def test_ctrl_c_stops_cleanly_and_resume_equals_an_uninterrupted_run(tmp_path, uninterrupted, base, cut):
     whole = uninterrupted(base)
-    out = tmp_path / "cut"
-    process = arena("run", *flags(base), "--out", str(out))
-    run_dir = wait_for_games(out, cut, process)
+    out, release = tmp_path / "cut", tmp_path / "release"
+    process = arena("run", *flags(base), "--out", str(out), gate=gate_agents.gate_value(out / "*" / "games.jsonl", cut, release))
+    watch = StderrWatch(process)
+    run_dir = wait_for_lines(out, "*/games.jsonl", cut, process).parent  # from here the evaluation games hold still
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=HANG_GUARD_S)
+    watch.wait_for("stopping (SIGINT)")
+    release.touch()
+    process.wait(timeout=HANG_GUARD_S)
+    stderr = "\n".join(watch.finish())
     assert process.returncode == INTERRUPT_EXIT_CODE, stderr[-2000:]
     last = stderr.strip().splitlines()[-1]
     assert last == f"continue with: arena run --resume {run_dir}"

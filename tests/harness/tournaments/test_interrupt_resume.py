@@ -1,7 +1,7 @@
 """Ctrl-C on ``arena tournament``/``arena match`` through real processes, then ``--resume``.
 
 A tournament is interrupted once a given number of games are recorded: its agents
-(``gate_agents.py``, a plugin) hold every move while the run has that many games and
+(``tests/gate_agents.py``, a plugin) hold every move while the run has that many games and
 the test has not opened the gate, so the signal lands in the middle of the run however
 the machine schedules the test (under load, the quick games used to finish before the
 signal came). It exits with 130 within a hang guard, its last line is the command that
@@ -16,74 +16,31 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 from harness.tournaments.resume import plan_of, recorded_games
+from tests import gate_agents
+from tests.process_watch import HANG_GUARD_S, StderrWatch, wait_for_lines
 
 pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[3]
-HANG_GUARD_S = 120.0
-GATE_PLUGIN = Path(__file__).with_name("gate_agents.py")
-GATE_ENV = "ARENA_TEST_GATE"
+GATE_PLUGIN = Path(gate_agents.__file__)
 AGENTS = ("gated-random", "gated-greedy", "gated-corner")
 ENV, GAMES, SEED = 5, 12, 7  # env 5 is the smallest board (6x8): 3 pairings x 12 games = 36 quick games
 
 
 def arena(*args: str, gate: str | None = None) -> subprocess.Popen[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200", "NO_COLOR": "1"}
-    env.pop(GATE_ENV, None)
+    env.pop(gate_agents.GATE_ENV, None)
     if gate is not None:
-        env[GATE_ENV] = gate
+        env[gate_agents.GATE_ENV] = gate
     return subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-
-
-class StderrWatch:
-    """Reads a process's stderr in a thread; :meth:`wait_for` blocks until a line holds a text."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.lines: list[str] = []
-        self._seen = threading.Condition()
-        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
-        self._thread.start()
-
-    def _read(self, process: subprocess.Popen[str]) -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            with self._seen:
-                self.lines.append(line.rstrip("\n"))
-                self._seen.notify_all()
-
-    def wait_for(self, text: str, timeout: float = HANG_GUARD_S) -> None:
-        with self._seen:
-            if not self._seen.wait_for(lambda: any(text in line for line in self.lines), timeout):
-                pytest.fail(f"no stderr line with {text!r} within {timeout} s: {self.lines[-10:]}")
-
-    def finish(self) -> list[str]:
-        self._thread.join(HANG_GUARD_S)
-        return [line for line in self.lines if line.strip()]
-
-
-def wait_for_file(path: Path, lines: int, process: subprocess.Popen[str]) -> None:
-    """Block until ``path`` has ``lines`` whole lines (polling on the process's own exit, 5 ms at a time)."""
-    deadline = time.monotonic() + HANG_GUARD_S
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes().count(b"\n") >= lines:
-            return
-        if process.poll() is not None:
-            pytest.fail(f"the run ended before the interrupt point (exit {process.returncode})")
-        try:
-            process.wait(timeout=0.005)
-        except subprocess.TimeoutExpired:
-            pass
-    pytest.fail(f"{path} did not reach {lines} lines in time")
 
 
 def games_of(run_dir: Path) -> list[tuple[object, ...]]:
@@ -124,9 +81,9 @@ def tournament_args(out: Path, jobs: int) -> list[str]:
 @pytest.mark.parametrize("jobs, cut, signum", [(1, 3, signal.SIGINT), (2, 17, signal.SIGTERM)])
 def test_a_stopped_tournament_says_how_to_continue_and_resumes_to_the_uninterrupted_run(tmp_path, uninterrupted, jobs, cut, signum):
     run_dir, release = tmp_path / "run", tmp_path / "release"
-    process = arena(*tournament_args(run_dir, jobs), gate=f"{run_dir / 'games.jsonl'}:{cut}:{release}")
+    process = arena(*tournament_args(run_dir, jobs), gate=gate_agents.gate_value(run_dir / "games.jsonl", cut, release))
     watch = StderrWatch(process)
-    wait_for_file(run_dir / "games.jsonl", cut, process)  # from here every game in flight holds still
+    wait_for_lines(run_dir, "games.jsonl", cut, process)  # from here every game in flight holds still
     process.send_signal(signum)
     watch.wait_for(f"stopping ({signal.Signals(signum).name})")
     release.touch()  # the games in flight finish; the stop cancels the rest
@@ -156,7 +113,7 @@ def test_a_second_ctrl_c_stops_at_once_and_the_directory_still_resumes(tmp_path)
     run_dir = tmp_path / "run"
     process = arena("match", "mcts:n=4000", "greedy", "--env", str(ENV), "--games", "4", "--jobs", "2", "--out", str(run_dir))
     watch = StderrWatch(process)
-    wait_for_file(run_dir / "manifest.json", 1, process)
+    wait_for_lines(run_dir, "manifest.json", 1, process)
     process.send_signal(signal.SIGINT)
     watch.wait_for("stopping (SIGINT)")
     process.send_signal(signal.SIGINT)

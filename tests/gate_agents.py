@@ -1,8 +1,9 @@
 """Random, Greedy and Corner that wait at a gate: a plugin that makes a tournament stop at a known point.
 
 With ``GATE_ENV`` unset they are the project's agents under other names (the same moves from the
-same generator). With ``GATE_ENV="GAMES_FILE:CUT:RELEASE_FILE"`` every move waits while
-``GAMES_FILE`` holds at least ``CUT`` games and ``RELEASE_FILE`` does not exist: once the run has
+same generator). With ``GATE_ENV="GAMES_FILES:CUT:RELEASE_FILE"`` every move waits while
+the file ``GAMES_FILES`` (a glob pattern: a run directory's name may not be known in advance)
+holds at least ``CUT`` games and ``RELEASE_FILE`` does not exist: once the run has
 recorded ``CUT`` games, every game still playing holds still, so a signal sent then lands in the
 middle of the run however slowly the test process is scheduled; creating ``RELEASE_FILE`` lets the
 games in flight finish.
@@ -10,6 +11,7 @@ games in flight finish.
 
 from __future__ import annotations
 
+import glob
 import os
 import threading
 from pathlib import Path
@@ -24,12 +26,14 @@ POLL_S = 0.005
 HANG_GUARD_S = 120.0
 
 
-def gate_value(games_file: Path, cut: int, release_file: Path) -> str:
-    return f"{games_file}:{cut}:{release_file}"
+def gate_value(games_files: Path | str, cut: int, release_file: Path) -> str:
+    """The value of ``GATE_ENV`` that holds a run once ``games_files`` (a path or glob) has ``cut`` games."""
+    return f"{games_files}:{cut}:{release_file}"
 
 
-def _closed(games_file: Path, cut: int, release_file: Path) -> bool:
-    recorded = games_file.read_bytes().count(b"\n") if games_file.exists() else 0
+def _closed(games_files: str, cut: int, release_file: Path) -> bool:
+    found = sorted(glob.glob(games_files))
+    recorded = Path(found[0]).read_bytes().count(b"\n") if found else 0
     return recorded >= cut and not release_file.exists()
 
 
@@ -41,7 +45,7 @@ def wait_at_gate() -> None:
     games, cut, release = value.rsplit(":", 2)
     pause = threading.Event()
     for _ in range(int(HANG_GUARD_S / POLL_S)):
-        if not _closed(Path(games), int(cut), Path(release)):
+        if not _closed(games, int(cut), Path(release)):
             return
         pause.wait(POLL_S)
 

@@ -11,23 +11,44 @@ from pathlib import Path
 import pytest
 
 from harness.records.transcript import TranscriptReader
+from harness.registry.importing import PLUGINS_ENV
+from harness.registry.plugins import load_plugins
 from harness.runs.llm_run import LlmRunConfig, run_llm
+from tests import gate_agents
 
 pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[3]
 
 
+GATE_PLUGIN = Path(gate_agents.__file__)
+
+
 def config(**changes):
-    base = dict(model="mock/first-legal", env=21, budget=60, eval_games=2, opponents=("random",), seed=3, checkpoints=(60,))
+    base = dict(model="mock/first-legal", env=21, budget=60, eval_games=2, opponents=("gated-random",), seed=3, checkpoints=(60,))
     return LlmRunConfig(**{**base, **changes})
 
 
-def arena(*args: str, **kw) -> subprocess.Popen:
+@pytest.fixture
+def gated(monkeypatch) -> None:
+    """The gated opponents known in this process (and so to the referee's); the plugin variable restored after."""
+    monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))
+    load_plugins([GATE_PLUGIN])
+
+
+def arena(*args: str, gate: str | None = None, **kw) -> subprocess.Popen:
+    """``arena ARGS --plugin tests/gate_agents.py``; with ``gate``, the evaluation opponent holds at that gate."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw
-    )
+    env.pop(gate_agents.GATE_ENV, None)
+    if gate is not None:
+        env[gate_agents.GATE_ENV] = gate
+    command = [sys.executable, "-m", "harness.cli.main", *args, "--plugin", str(GATE_PLUGIN)]
+    return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def held_at(out: Path, games: int) -> str:
+    """A gate that holds the run's evaluation games once it has ``games`` games, and never opens (the run is killed)."""
+    return gate_agents.gate_value(out / "*" / "games.jsonl", games, out.parent / "never-opened")
 
 
 def lines(path: Path) -> int:
@@ -54,7 +75,7 @@ def comparable(run_dir: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("agent, extra", [("llm-policy", ()), ("llm-strategist", ("--batch", "7"))])
-def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, agent, extra):
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, gated, agent, extra):
     model = "mock/first-legal" if agent == "llm-policy" else "mock/strategist"
     budget = 60 if agent == "llm-policy" else 24
     whole = run_llm(
@@ -76,7 +97,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, agent, extra)
         "--eval-games",
         "2",
         "--opponents",
-        "random",
+        "gated-random",
         "--seed",
         "3",
         "--out",
@@ -89,7 +110,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, agent, extra)
         "4",
         *extra,
     ]
-    process = arena(*args)
+    process = arena(*args, gate=held_at(out, budget // 3))  # the kill lands mid-run even if the test is slow to send it
     run_dir = wait_for_games(out, budget // 3, process)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)

@@ -8,7 +8,7 @@ import signal
 import pytest
 from record_tamper import edit_line, forge, lines, write_lines
 from run_checks import Killed, interrupted_then_resumed
-from test_kill_resume import arena, wait_for_games
+from test_kill_resume import arena, held_at, wait_for_games
 from test_replay_run import config
 from typer.testing import CliRunner
 
@@ -103,13 +103,14 @@ def test_a_run_killed_with_sigkill_is_unsealed_until_resumed(tmp_path):
         "--eval-games",
         "2",
         "--opponents",
-        "random",
+        "gated-random",
         "--seed",
         "3",
         "--checkpoints",
         "40",
         "--out",
         str(out),
+        gate=held_at(out, 10),  # the kill lands mid-run even if the test is slow to send it
     )
     run = wait_for_games(out, 10, process)
     process.send_signal(signal.SIGKILL)

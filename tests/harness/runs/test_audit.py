@@ -21,6 +21,7 @@ from harness.cli.main import app
 from harness.prompting.moves import parse_reply
 from harness.runs.audit import audit_call, audit_run, harness_version, prompt_legal_list, strict_read
 from harness.runs.llm_run import LlmRunConfig, run_llm
+from tests.harness.cli.cli_args import options
 
 ENV = 21  # the env of the module's run (record_tamper.SMALL_RUN)
 
@@ -166,26 +167,8 @@ def test_several_runs_and_the_exit_codes(base_run, run_dir, tmp_path):
 
 def test_a_tournament_with_a_model_agent_is_audited(tmp_path):
     out = tmp_path / "t"
-    result = CliRunner().invoke(
-        app,
-        [
-            "tournament",
-            "--agents",
-            "llm-policy:model=mock/random-legal",
-            "--vs",
-            "random",
-            "--envs",
-            "0",
-            "--games",
-            "2",
-            "--seed",
-            "1",
-            "--jobs",
-            "1",
-            "--out",
-            str(out),
-        ],
-    )
+    args = options(agents="llm-policy:model=mock/random-legal", vs="random", envs="0", games="2", seed="1", jobs="1", out=out)
+    result = CliRunner().invoke(app, ["tournament", *args])
     assert result.exit_code == 0, result.output
     assert _audit(out).exit_code == 0
     calls = _calls(out)

@@ -15,6 +15,7 @@ from harness.registry.importing import PLUGINS_ENV
 from harness.registry.plugins import load_plugins
 from harness.runs.llm_run import LlmRunConfig, run_llm
 from tests import gate_agents
+from tests.harness.cli.cli_args import options
 
 pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
 
@@ -84,32 +85,8 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, gated, agent,
         run_id="r",
     )
     out = tmp_path / "killed"
-    args = [
-        "run",
-        "--agent",
-        agent,
-        "--model",
-        model,
-        "--env",
-        "21",
-        "--budget",
-        str(budget),
-        "--eval-games",
-        "2",
-        "--opponents",
-        "gated-random",
-        "--seed",
-        "3",
-        "--out",
-        str(out),
-        "--checkpoints",
-        str(budget),
-        "--search-depth",
-        "1",
-        "--endgame",
-        "4",
-        *extra,
-    ]
+    args = options(agent=agent, model=model, env=21, budget=budget, eval_games=2, opponents="gated-random", seed=3, out=out)
+    args = ["run", *args, *options(checkpoints=budget, search_depth=1, endgame=4), *extra]
     process = arena(*args, gate=held_at(out, budget // 3))  # the kill lands mid-run even if the test is slow to send it
     run_dir = wait_for_games(out, budget // 3, process)
     process.send_signal(signal.SIGKILL)

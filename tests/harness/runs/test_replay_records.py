@@ -16,6 +16,7 @@ from harness.cli.main import app
 from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import run_llm
 from harness.runs.replay import replay_run
+from tests.harness.cli.cli_args import options
 
 pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
 
@@ -92,26 +93,8 @@ def test_a_run_killed_mid_write_fails_replay_until_resumed(tmp_path):
 def test_a_run_killed_with_sigkill_is_unsealed_until_resumed(tmp_path):
     """No close, so no seal: replay names the first unsealed line; the resumed run replays clean."""
     out = tmp_path / "killed"
-    process = arena(
-        "run",
-        "--model",
-        "mock/first-legal",
-        "--env",
-        "21",
-        "--budget",
-        "40",
-        "--eval-games",
-        "2",
-        "--opponents",
-        "gated-random",
-        "--seed",
-        "3",
-        "--checkpoints",
-        "40",
-        "--out",
-        str(out),
-        gate=held_at(out, 10),  # the kill lands mid-run even if the test is slow to send it
-    )
+    args = options(model="mock/first-legal", env=21, budget=40, eval_games=2, opponents="gated-random", seed=3, checkpoints=40, out=out)
+    process = arena("run", *args, gate=held_at(out, 10))  # the kill lands mid-run even if the test is slow to send it
     run = wait_for_games(out, 10, process)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)

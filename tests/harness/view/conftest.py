@@ -20,6 +20,7 @@ from harness.registry.importing import PLUGINS_ENV
 from harness.registry.plugins import load_plugins
 from harness.runs.llm_run import LlmRunConfig, run_llm
 from harness.view.browser import Browser, browser_problem
+from tests.harness.cli.cli_args import options
 
 FAKES = Path(__file__).parents[1] / "bench" / "paper_fakes.py"
 LLM_ENV = 3  # X-Squares: obstacles on the board
@@ -36,25 +37,8 @@ def llm_run(tmp_path_factory) -> Path:
 def tournament_run(tmp_path_factory) -> Path:
     """`arena tournament`: llm-policy (mock/random-legal) against random on env 0, 2 games, in this process."""
     out = tmp_path_factory.mktemp("tournament") / "t"
-    result = CliRunner().invoke(
-        app,
-        [
-            "tournament",
-            "--agents",
-            "llm-policy:model=mock/random-legal",
-            "--vs",
-            "random",
-            "--envs",
-            "0",
-            "--games",
-            "2",
-            "--jobs",
-            "1",
-            "--in-process",
-            "--out",
-            str(out),
-        ],
-    )
+    args = options(agents="llm-policy:model=mock/random-legal", vs="random", envs="0", games="2", jobs="1", in_process=True, out=out)
+    result = CliRunner().invoke(app, ["tournament", *args])
     assert result.exit_code == 0, result.output
     return out
 

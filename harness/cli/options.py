@@ -61,6 +61,12 @@ def specs_option(flag: str, help: str) -> Any:
     return typer.Option(flag, metavar="SPEC", show_default=False, help=help)
 
 
+def out_file_option(what: str, default: str, metavar: str = "FILE.npz", plot: bool = True) -> Any:
+    """A training command's ``--out FILE`` (no default shown): where it writes ``what`` (``default`` when not given)."""
+    beside = "; the PNG goes beside it" if plot else ""
+    return typer.Option("--out", metavar=metavar, show_default=False, help=f"Where to write {what} (default: {default}){beside}.")
+
+
 _RANGE_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
 _RANGE_OR_ALL = re.compile(r"^(all|[\d\s,-]*)$", re.IGNORECASE)
 _ENTRY_RANGE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")

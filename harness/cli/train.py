@@ -30,6 +30,7 @@ from agents.posnet.train import (
 )
 from engine.environments import layouts as benchmark_layouts
 from harness.cli.console import print_lines, stderr_progress, stdout_console
+from harness.cli.options import out_file_option
 from harness.cli.perft import duration
 from harness.tournaments.tournament import default_run_dir
 
@@ -40,15 +41,7 @@ def posnet(
     layouts: Annotated[int, typer.Option("--layouts", help="Random training layouts (1 or more).")] = PAPER_LAYOUTS,
     sigma: Annotated[float, typer.Option("--sigma", help="Mutation scale (standard deviation, 0 or more).")] = DEFAULT_SIGMA,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the layouts and of the evolution (0 or more).")] = 0,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            metavar="FILE.npz",
-            show_default=False,
-            help="Where to write the population (default: runs/<timestamp>-train-posnet/posnet.npz); the PNG goes beside it.",
-        ),
-    ] = None,
+    out: Annotated[Path | None, out_file_option("the population", "runs/<timestamp>-train-posnet/posnet.npz")] = None,
 ) -> None:
     """Train PosNet (paper Appendix C): pairs of 1-ply positional players on random layouts, more discs wins.
 
@@ -125,15 +118,7 @@ def ntuple(
     ] = None,
     league_games: Annotated[int, typer.Option("--league-games", help="Double games of the final League score.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the run (0 or more).")] = 0,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            metavar="FILE.npz",
-            show_default=False,
-            help="Where to write the network (default: runs/<timestamp>-train-ntuple/ntuple.npz); the PNG goes beside it.",
-        ),
-    ] = None,
+    out: Annotated[Path | None, out_file_option("the network", "runs/<timestamp>-train-ntuple/ntuple.npz")] = None,
 ) -> None:
     """Train an all-n n-tuple network (Jaskowski 2014) on one layout; prints its League score and the time taken.
 
@@ -212,13 +197,7 @@ def ppo(
     n_steps: Annotated[int, typer.Option("--n-steps", help="Learner steps per game between MaskablePPO updates.")] = 128,
     eval_games: Annotated[int, typer.Option("--eval-games", help="Games of the trained policy against Random (0 to skip).")] = 20,
     out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            metavar="FILE.pt",
-            show_default=False,
-            help="Where to write the trained policy (default: runs/<timestamp>-train-ppo/policy.pt).",
-        ),
+        Path | None, out_file_option("the trained policy", "runs/<timestamp>-train-ppo/policy.pt", metavar="FILE.pt", plot=False)
     ] = None,
 ) -> None:
     """Train PPO-2K (paper Appendix F): MaskablePPO by self-play against snapshots, through a budgeted arena.

@@ -306,3 +306,36 @@ class _AlphaBeta:
 def _zero_sum(pair: tuple[float, float], mover: int) -> float:
     """``mover``'s share of a zero-sum projection of the returns."""
     return (pair[mover] - pair[1 - mover]) / 2.0
+
+
+def returns_table(game: Game, state: Any, playable: list[int], short_placed: Any = None) -> dict[str, Any]:
+    """The program's ``returns`` at every final count pair: ``black + white`` from 1 to ``len(playable)``.
+
+    ``state`` is a template (obstacles on its board, every other cell empty); for a pair, its first
+    ``black`` playable cells hold black discs and the next ``white`` white ones. A pair that leaves
+    playable cells empty (a game ended by a turn limit or with no moves for either side) gets
+    ``placed = short_placed`` when given. Pairs run black-major: (0, 1), ..., (0, P), (1, 0), ...
+    Each answer must be two numbers; the host checks them again (finite, in [-1, 1]).
+    """
+    size = len(playable)
+    template = list(state["board"])
+    answers: list[list[float]] = []
+    for black in range(size + 1):
+        for white in range(size + 1 - black):
+            if black + white == 0:
+                continue
+            board = list(template)
+            for position in range(black + white):
+                board[playable[position]] = 1 if position < black else 2
+            position_state = dict(state, board=board)
+            if short_placed is not None and black + white < size:
+                position_state["placed"] = list(short_placed)
+            pair = game.returns(position_state)
+            if not isinstance(pair, list | tuple) or len(pair) != 2 or not all(_is_number(v) for v in pair):
+                raise ModelError(f"returns at {black} black, {white} white must give two numbers, got {pair!r}"[:200])
+            answers.append([float(pair[0]), float(pair[1])])
+    return {"returns": answers}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

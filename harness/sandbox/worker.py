@@ -29,7 +29,12 @@ from typing import Any
 from harness.sandbox import planner
 from harness.sandbox.guard import Guard
 
-PLANNERS: dict[str, Callable[..., dict[str, Any]]] = {"mcts": planner.mcts, "playouts": planner.playouts, "minimax": planner.minimax}
+PLANNERS: dict[str, Callable[..., dict[str, Any]]] = {
+    "mcts": planner.mcts,
+    "playouts": planner.playouts,
+    "minimax": planner.minimax,
+    "returns_table": planner.returns_table,
+}
 CWM_FUNCTIONS = ("initial_state", "current_player", "legal_actions", "apply_action", "is_terminal", "returns", "value")
 TRACEBACK_CHARS = 4000
 CHECKED_PLANNER_APPLIES = 100  # the planner checks this many apply_action calls per request for mutation

@@ -27,6 +27,8 @@ Frozen evaluation (``decider``/``act``) plans with the last program (a random le
 from __future__ import annotations
 
 import copy
+import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +40,7 @@ from agents.search.api import SearchTables
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
 from harness.cwm.config import CwmConfig
+from harness.cwm.engine_path import EnginePlanner, PathChooser, spot_check
 from harness.cwm.finalists import choose_final
 from harness.cwm.probe import implied_interval
 from harness.cwm.refine import Candidate, Synthesizer
@@ -84,6 +87,9 @@ class CwmAgent(ModelAgent[CwmConfig]):
         self._tables: SearchTables | None = None
         self._random_tests: list[UnitTest] | None = None
         self._new_tests = False
+        self.paths = PathChooser(self.context, self.config.transitions, self.config.planner, self.config.depth, self.config.uct_c)
+        self.spot_checks = 0
+        self.seconds: Counter[str] = Counter()  # synthesis, held-out tests, planning
 
     # ------------------------------------------------------------------ adaptation
 
@@ -169,6 +175,15 @@ class CwmAgent(ModelAgent[CwmConfig]):
         left = self.config.max_calls - self.synth.calls
         if left <= 0 or not tests:
             return
+        started = time.perf_counter()
+        try:
+            await self._improve_timed(tests, evidence, games_played, first, left)
+        finally:
+            self.seconds["synthesis"] += time.perf_counter() - started
+
+    async def _improve_timed(
+        self, tests: list[UnitTest], evidence: list[dict[str, Any]], games_played: int, first: bool, left: int
+    ) -> None:
         episode = len(self.synth.tested)
         if first or self.best is None:
             start = await self.synth.synthesize(tests, evidence, games_played)
@@ -190,6 +205,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
             self._use(best)
         elif best.source is not None:
             self.best = best
+            self._choose_path(best)
         self._report_belief(games_played)
 
     def _use(self, candidate: Candidate) -> None:
@@ -199,6 +215,14 @@ class CwmAgent(ModelAgent[CwmConfig]):
         assert candidate.source is not None
         self.worker = SandboxWorker(candidate.source, self.config.refine.limits, unsandboxed=self.config.refine.unsandboxed)
         self.interval = implied_interval(self.worker, self.rules, self.totals)
+        self._choose_path(candidate)
+
+    def _choose_path(self, candidate: Candidate) -> None:
+        """The engine path for a program that passed every transition test, else the program path (``paths``)."""
+        assert candidate.source is not None and self.worker is not None
+        refused = self.paths.choose(self.worker, candidate.source, candidate.call, candidate.score.transition, len(self.shown))
+        if refused is not None:
+            self.synth.sandbox_failures[refused.kind.value] += 1
 
     def _report_belief(self, games_played: int) -> None:
         if self.worker is not None:
@@ -209,11 +233,15 @@ class CwmAgent(ModelAgent[CwmConfig]):
 
     async def _measure(self, candidate: Candidate, worker: SandboxWorker) -> None:
         """Train and held-out accuracy of a candidate just tested (``steps``)."""
+        started = time.perf_counter()
         if self._random_tests is None:
             self._random_tests = random_transitions(self.rules, self.config.heldout_transitions, self.seed)
         held_games = run_tests(worker, self.heldout.tests) if len(self.heldout) else None
         held_random = run_tests(worker, self._random_tests) if self._random_tests else None
         transitions = [s.transition for s in (held_games, held_random) if s is not None and s.transition is not None]
+        if candidate.source is not None:
+            self.paths.heldout[candidate.source] = min(transitions) if transitions else None
+        self.seconds["held-out tests"] += time.perf_counter() - started
         self.steps.append(
             {
                 "model_calls": self.synth.calls,
@@ -247,6 +275,8 @@ class CwmAgent(ModelAgent[CwmConfig]):
             worker, legal = self.worker, sorted(obs.legal_moves)
             if worker is None:
                 return fallback(obs)
+            if self.paths.engine is not None:
+                return self._engine_move(self.paths.engine, worker, obs, rng, phase)
             state = state_json(self.rules, obs.state)
             answer = worker.call("legal_actions", [state])
             if not answer.ok or not isinstance(answer.value, list) or sorted(answer.value) != legal:
@@ -258,6 +288,29 @@ class CwmAgent(ModelAgent[CwmConfig]):
             return MoveDecision(int(plan.value["action"]), False, [])
 
         return named(decide, self.name)
+
+    def _engine_move(
+        self, engine: EnginePlanner, worker: SandboxWorker, obs: Observation, rng: np.random.Generator, phase: str
+    ) -> MoveDecision:
+        """The engine path's move (the kernels on the program's table); a sampled share of moves spot-checked."""
+        started = time.perf_counter()
+        simulations = self.config.simulations if phase == "eval" else self.config.adapt_simulations
+        move = engine.move(obs, simulations, rng)
+        self.seconds["planning"] += time.perf_counter() - started
+        if self.config.spot_check > 0 and rng.random() < self.config.spot_check:
+            self._spot_check(worker, obs, move, phase)
+        return MoveDecision(move, False, [])
+
+    def _spot_check(self, worker: SandboxWorker, obs: Observation, move: int, phase: str) -> None:
+        """A disagreement with the engine on the move played is a model error and, while adapting, a transition test."""
+        self.spot_checks += 1
+        step = spot_check(worker, self.rules, obs, move)
+        if step is None:
+            return
+        self.model_errors += 1
+        if phase == "adapt":
+            self.train.add_transition(self.rules, step)
+            self._new_tests = True
 
     def _plan(self, worker: SandboxWorker, state: dict[str, Any], phase: str, seed: int) -> Any:
         """One planning call inside the program's worker: MCTS or minimax, as configured."""
@@ -322,6 +375,12 @@ class CwmAgent(ModelAgent[CwmConfig]):
             "rejected": sum(len(r["calls"]) - len(r["kept"]) for r in self.rejections),
             "tests": len(self.train),
             "heldout_tests": len(self.heldout),
+            "transitions": self.config.transitions,
+            "path": self.paths.record[-1]["path"] if self.paths.record else None,
+            "paths": self.paths.record,
+            "utility_table": self.paths.table_text,
+            "spot_checks": self.spot_checks,
+            "seconds": {phase: round(seconds, 1) for phase, seconds in (self.seconds + self.paths.seconds).items()},
         }
 
     def __deepcopy__(self, memo: dict[int, Any]) -> CwmAgent:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.cwm.engine_path import TRANSITIONS
 from harness.cwm.finalists import RejectionConfig
 from harness.cwm.refine import RefineConfig
 
@@ -29,6 +30,8 @@ class CwmConfig:
     leaf_playouts: int = 4  # minimax: random playouts valuing a leaf cut by depth (when the program has no value())
     rejection: RejectionConfig = field(default_factory=RejectionConfig)
     refine: RefineConfig = field(default_factory=RefineConfig)
+    transitions: str = "engine"  # plan on the engine with the program's returns table once it passes every transition test
+    spot_check: float = 0.1  # engine path: the share of moves whose transition is checked against the program
     hint_level: str = "none"  # for the shared system prompt of ModelAgent (the cwm prompts hold their own rules)
 
     def __post_init__(self) -> None:
@@ -39,5 +42,9 @@ class CwmConfig:
             raise ValueError("cwm: explore_games, explore_random, holdout_every >= 0; max_calls, simulations, adapt_simulations >= 1")
         if self.planner not in PLANNERS:
             raise ValueError(f"cwm: planner {self.planner!r}: choose one of {', '.join(PLANNERS)}")
+        if self.transitions not in TRANSITIONS:
+            raise ValueError(f"cwm: transitions {self.transitions!r}: choose one of {', '.join(TRANSITIONS)}")
+        if not 0.0 <= self.spot_check <= 1.0:
+            raise ValueError(f"cwm: spot_check {self.spot_check!r}: give a share of moves from 0 to 1")
         if min(self.depth, self.max_nodes) < 1 or self.leaf_playouts < 0:
             raise ValueError("cwm: depth and max_nodes >= 1, leaf_playouts >= 0")

@@ -132,6 +132,15 @@ def run(
         help="cwm: the best distinct programs of a refinement episode that play each other, clear losers discarded (0: no rejection).",
     ),
     cwm_heldout: int = typer.Option(10_000, "--cwm-heldout", help="cwm: random-play transitions of the true engine in the held-out tests."),
+    cwm_transitions: str = typer.Option(
+        "engine",
+        "--cwm-transitions",
+        help="cwm: engine (plan with the project's kernels on the public rules, scoring finished games with the program's "
+        "returns, once the program passes every transition test) or program (plan on the program in the sandbox).",
+    ),
+    cwm_spot_check: float = typer.Option(
+        0.1, "--cwm-spot-check", help="cwm, engine path: the share of moves whose transition is checked against the program."
+    ),
     unsandboxed: bool = typer.Option(
         False,
         "--unsandboxed",
@@ -198,6 +207,8 @@ def run(
                 cwm_planner=cwm_planner,
                 cwm_depth=cwm_depth,
                 cwm_reject=cwm_reject,
+                cwm_transitions=cwm_transitions,
+                cwm_spot_check=cwm_spot_check,
                 unsandboxed=unsandboxed,
             )
         except ValidationError as error:

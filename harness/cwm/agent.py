@@ -1,34 +1,29 @@
-"""``cwm``: the model writes the game as code; the agent tests it on its own games, refines it and plans on it.
+"""``cwm``: the model writes the game as code; the agent tests it on its own games, refines it and plans with it.
 
-``adapt(arena)``: (1) *explore*: ``explore_random`` uniformly random self-play games through
-:meth:`harness.play.arena.Arena.play_verified` (every ``holdout_every``-th held out: never shown to the model, it
-measures test accuracy), then, up to ``explore_games``, self-play steered towards the final share that splits the K
-still feasible (:mod:`agents.interval.belief`; :func:`agents.interval.agent.probe_policies`, the interval agent's probes),
-so the evidence pins K down. (2) *Synthesize and refine* (:class:`~harness.cwm.refine.Synthesizer`): a program from
-``cwm_synthesize.j2``, refined (``conversation`` or ``tree`` mode) against the unit tests of the shown games
-(:mod:`harness.cwm.tests_from_games`) until it passes them all or the episode's calls are spent; the best is kept.
-When several distinct programs share the best score, up to ``reject_candidates`` of them play each other in the
-sandbox, each in turn the host (:mod:`harness.cwm.rejection`, the seed paper's bad-sample rejection); clear losers
-are discarded and the kept one with the best mean payoff is used. (3) *Play* the rest of the budget by self-play with
-MCTS (``planner="mcts"``) or iterative-deepening alpha-beta (``"minimax"``) on the program in the sandbox
-(``worker.plan``). The true engine still verifies every move: a legal-move disagreement is a model error (a random
-legal move is played; the step becomes a transition test); a finished game whose rewards the program's ``returns``
-contradicts (a *surprise*) becomes an outcome test; after either, the program is refined again while model calls
-are left (``max_calls`` over the whole adaptation).
+``adapt(arena)``: (1) *explore*: ``explore_random`` random self-play games (every ``holdout_every``-th held out, to
+measure test accuracy), then, up to ``explore_games``, games steered towards the final share that splits the K still
+feasible (:func:`agents.interval.agent.probe_policies`). (2) *Synthesize and refine*
+(:class:`~harness.cwm.refine.Synthesizer`, ``conversation`` or ``tree`` mode) against the unit tests of the shown games
+(:mod:`harness.cwm.tests_from_games`); several programs with the best score play each other
+(:mod:`harness.cwm.rejection`) and clear losers are discarded. (3) *Play* the rest of the budget by self-play. A
+program that passed every transition test (training and held-out) plans on the engine with its returns as the
+terminal utility (:mod:`harness.cwm.engine_path`; ``transitions="engine"``, a share ``spot_check`` of moves checked
+against the program); any other plans on the program in the sandbox (MCTS or alpha-beta, ``worker.plan``). The true
+engine verifies every move: a disagreement is a model error and a transition test; a finished game whose rewards the
+program's ``returns`` contradicts (a *surprise*) becomes an outcome test; after either, the program is refined again
+while model calls are left (``max_calls``).
 
-It reports every model call to ``on_call``, every game to ``on_game``, and after each refinement episode the K
-interval the program's reward code implies (:func:`~harness.cwm.probe.implied_interval`, over every split of the
-final totals seen) to ``on_belief``. ``steps`` holds train/test transition and outcome accuracy of every candidate
-tested, by model call; ``counts()`` the totals (model errors, surprises, code errors, sandbox failures by kind).
-Frozen evaluation (``decider``/``act``) plans with the last program (a random legal move if none). Call
-:meth:`close` to stop its worker.
+It reports every model call to ``on_call``, every game to ``on_game``, and after each refinement episode the K interval
+the program's reward code implies (:func:`~harness.cwm.probe.implied_interval`) to ``on_belief``. ``steps`` holds the
+accuracy of every candidate tested; ``counts()`` the totals, the path of each program and the time by phase. Frozen
+evaluation (``decider``/``act``) plans with the last program (a random legal move if none). :meth:`close` stops its
+worker.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +35,7 @@ from agents.search.api import SearchTables
 from engine.protocol.belief import Belief
 from engine.protocol.observation import Observation
 from harness.cwm.config import CwmConfig
-from harness.cwm.engine_path import EnginePlanner, PathChooser, spot_check
+from harness.cwm.engine_path import EnginePlanner, PathChooser, PhaseTimes, spot_check
 from harness.cwm.finalists import choose_final
 from harness.cwm.probe import implied_interval
 from harness.cwm.refine import Candidate, Synthesizer
@@ -87,9 +82,9 @@ class CwmAgent(ModelAgent[CwmConfig]):
         self._tables: SearchTables | None = None
         self._random_tests: list[UnitTest] | None = None
         self._new_tests = False
-        self.paths = PathChooser(self.context, self.config.transitions, self.config.planner, self.config.depth, self.config.uct_c)
+        self.seconds = PhaseTimes()
+        self.paths = PathChooser(self.context, self.config, self.seconds)
         self.spot_checks = 0
-        self.seconds: Counter[str] = Counter()  # synthesis, held-out tests, planning
 
     # ------------------------------------------------------------------ adaptation
 
@@ -220,8 +215,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
     def _choose_path(self, candidate: Candidate) -> None:
         """The engine path for a program that passed every transition test, else the program path (``paths``)."""
         assert candidate.source is not None and self.worker is not None
-        refused = self.paths.choose(self.worker, candidate.source, candidate.call, candidate.score.transition, len(self.shown))
-        if refused is not None:
+        if refused := self.paths.choose(self.worker, candidate.source, candidate.call, candidate.score.transition, len(self.shown)):
             self.synth.sandbox_failures[refused.kind.value] += 1
 
     def _report_belief(self, games_played: int) -> None:
@@ -281,7 +275,9 @@ class CwmAgent(ModelAgent[CwmConfig]):
             answer = worker.call("legal_actions", [state])
             if not answer.ok or not isinstance(answer.value, list) or sorted(answer.value) != legal:
                 return self._model_error(obs, legal, rng, phase)
+            started = time.perf_counter()
             plan = self._plan(worker, state, phase, int(rng.integers(2**31)))
+            self.seconds["planning"] += time.perf_counter() - started
             if not plan.ok or plan.value.get("action") not in legal:
                 self.plan_failures += 1
                 return MoveDecision(int(legal[rng.integers(len(legal))]), False, [])
@@ -380,7 +376,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
             "paths": self.paths.record,
             "utility_table": self.paths.table_text,
             "spot_checks": self.spot_checks,
-            "seconds": {phase: round(seconds, 1) for phase, seconds in (self.seconds + self.paths.seconds).items()},
+            "seconds": self.seconds.report(),
         }
 
     def __deepcopy__(self, memo: dict[int, Any]) -> CwmAgent:

@@ -163,16 +163,28 @@ class EnginePlanner:
         return self._searchers[colour]
 
 
+class PhaseTimes(Counter[str]):
+    """Wall seconds of a cwm agent by phase: synthesis (with all tests), held-out tests, the utility table, planning."""
+
+    def report(self) -> dict[str, float]:
+        """By phase, rounded; synthesis without the held-out tests run inside it."""
+        times = dict(self)
+        if "synthesis" in times:
+            times["synthesis"] = max(0.0, times["synthesis"] - times.get("held-out tests", 0.0))
+        return {phase: round(times[phase], 1) for phase in ("synthesis", "held-out tests", "utility table", "planning") if phase in times}
+
+
 class PathChooser:
     """Which path each program plans on, the utility tables asked for (once per program), and the record reported."""
 
-    def __init__(self, context: AgentContext, transitions: str, planner: str, depth: int, uct_c: float) -> None:
-        self.context, self.transitions, self.planner, self.depth, self.uct_c = context, transitions, planner, depth, uct_c
+    def __init__(self, context: AgentContext, config: Any, seconds: PhaseTimes) -> None:
+        """``config``: the agent's CwmConfig (its transitions, planner, depth and uct_c); ``seconds``: where the table's time goes."""
+        self.context, self.transitions, self.seconds = context, config.transitions, seconds
+        self.planner, self.depth, self.uct_c = config.planner, config.depth, config.uct_c
         self.engine: EnginePlanner | None = None  # set while the current program plans on the engine
         self.record: list[dict[str, Any]] = []  # each change of program or path: when, which call, which path, why
         self.heldout: dict[str, float | None] = {}  # per program source: its held-out transition accuracy
         self.table_text: str | None = None  # the shape of the table planned with
-        self.seconds: Counter[str] = Counter()
         self._tables: dict[str, UtilityTable | Failure] = {}
 
     def choose(self, worker: SandboxWorker, source: str, call: int, train: float | None, games_played: int) -> Failure | None:
@@ -195,9 +207,8 @@ class PathChooser:
                 self.engine = EnginePlanner(self.context, table, self.planner, self.depth, self.uct_c)
         if path == "program":
             self.engine = None
-        entry = {"call": call, "path": path, "why": why}
-        if not self.record or {key: self.record[-1][key] for key in entry} != entry:
-            self.record.append({"games_played": games_played, **entry})
+        if not self.record or (self.record[-1]["call"], self.record[-1]["path"]) != (call, path):
+            self.record.append({"games_played": games_played, "call": call, "path": path, "why": why})
         return refused
 
 

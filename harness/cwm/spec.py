@@ -20,6 +20,7 @@ from agents.spec import Param, register
 from engine.protocol.observation import Observation
 from harness.cwm.agent import CwmAgent
 from harness.cwm.config import PLANNERS, CwmConfig
+from harness.cwm.engine_path import TRANSITIONS
 from harness.cwm.refine import MODES, RefineConfig
 from harness.cwm.tests_from_games import random_transitions
 
@@ -59,6 +60,12 @@ class PromptOnlyCwm(CwmAgent):
         "planner": Param(str, "mcts", "search on the program", choices=PLANNERS),
         "simulations": Param(int, 100, "MCTS simulations per move"),
         "depth": Param(int, 3, "minimax: deepest iteration in plies"),
+        "transitions": Param(
+            str,
+            "engine",
+            "plan on the engine with the program's returns (once it passes every transition test) or on the program",
+            choices=TRANSITIONS,
+        ),
     },
     model_driven=True,
 )
@@ -72,6 +79,7 @@ def cwm_entry(
     planner: str = "mcts",
     simulations: int = 100,
     depth: int = 3,
+    transitions: str = "engine",
 ) -> Agent:
     """From a spec (``cwm:model=M``); see the module docstring."""
     config = CwmConfig(
@@ -79,6 +87,7 @@ def cwm_entry(
         simulations=simulations,
         planner=planner,
         depth=depth,
+        transitions=transitions,
         refine=RefineConfig(mode=mode, params={"temperature": temperature}),
     )
     return PromptOnlyCwm.from_spec(context, rng, model, lambda: config)

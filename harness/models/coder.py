@@ -192,6 +192,16 @@ def program_for(text: str) -> str:
     return RULES + THRESHOLD_RETURNS.format(k=str(k) if k.denominator != 1 else f"{k.numerator}", why=why)
 
 
+ALL_STEPS = "STEPS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]"
+ORTHOGONAL_STEPS = "STEPS = [(-1, 0), (0, -1), (0, 1), (1, 0)]"
+
+
+def coded_program_without_diagonals(messages: Messages, rng: random.Random) -> str:
+    """``mock/coder-no-diagonals``: mock/coder's reply with a planted bug its refinements never fix: no flips along
+    diagonals (its transitions are wrong; the cwm agent must notice and not plan on the engine with it)."""
+    return coded_program(messages, rng).replace(ALL_STEPS, ORTHOGONAL_STEPS)
+
+
 def coded_program(messages: Messages, rng: random.Random) -> str:
     """The reply of ``mock/coder``: a short note and the whole program in a python block."""
     text = "\n".join(message_text(m) for m in messages if m.get("role") != "assistant")

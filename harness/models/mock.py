@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.models.coder import coded_program
+from harness.models.coder import coded_program, coded_program_without_diagonals
 from harness.models.errors import ModelConfigError
 from harness.models.messages import Messages, last_user_text, message_text
 from harness.models.reasoner import reasoned_strategy
@@ -240,6 +240,7 @@ MOCK_MODELS: dict[str, tuple[ReplyFn, float]] = {
     "flaky-strategist": (fixed_strategy, 0.2),
     "reasoner": (reasoned_strategy, 0.0),  # llm-strategist: deduces K from the memory table (harness.models.reasoner)
     "coder": (coded_program, 0.0),  # cwm: writes Othello programs, K from the evidence in its prompt (harness.models.coder)
+    "coder-no-diagonals": (coded_program_without_diagonals, 0.0),  # cwm: mock/coder with a planted bug (no diagonal flips)
 }
 
 

@@ -26,7 +26,7 @@ from harness.tournaments.stats import wilson
 COMPARE_COLUMNS = ("run", "agent", "model", "env", "budget", "opponent", "games", "win [95% CI]", "draw", "lose",
                    "belief (last)", "failures", "tokens", "cost $")
 DIFFERS_COLUMN = "differs"
-SETTING_FIELDS = ("env", "budget", "opponents", "games", "legal moves")
+SETTING_FIELDS = ("env", "budget", "opponents", "games", "legal moves", "cwm transitions")
 LEGAL_MOVES_DEFAULT = "shown"  # what a model-agent run that records no legal-move track played with
 
 
@@ -43,6 +43,7 @@ class Setting:
     opponents: str
     games: str
     legal_moves: str | None = None
+    cwm_transitions: str | None = None  # cwm runs: planned on the engine or on the program (never pooled without --force)
 
     def value(self, field: str) -> str | None:
         return getattr(self, field.replace(" ", "_"))
@@ -139,7 +140,8 @@ def _llm_run(run_dir: Path) -> RunRows:
                     + [_cell(row[o]["count"], n) for o in ("win", "draw", "lose")] + tail)
     setting = Setting(env=str(config.env), budget=str(config.budget),
                       opponents=_opponents(list(metrics["evaluation"]) or list(config.opponents)),
-                      games=str(config.eval_games), legal_moves=legal_moves_track(config))
+                      games=str(config.eval_games), legal_moves=legal_moves_track(config),
+                      cwm_transitions=config.cwm_transitions if config.agent == "cwm" else None)
     return RunRows(run_dir.name, setting, rows or [common + ["-", "0", "-", "-", "-"] + tail])
 
 

@@ -84,6 +84,8 @@ class LlmRunConfig(BaseModel):
     cwm_depth: int = Field(default=4, ge=1)  # cwm: minimax's deepest iteration
     cwm_reject: int = Field(default=3, ge=0)  # cwm: best programs of an episode that play each other (< 2: no rejection)
     cwm_heldout: int = Field(default=10_000, ge=0)  # cwm: random-play transitions of the true engine in the held-out tests
+    cwm_transitions: Literal["engine", "program"] = "engine"  # cwm: plan on the engine (program's returns table) or the program
+    cwm_spot_check: float = Field(default=0.1, ge=0.0, le=1.0)  # cwm, engine path: share of moves checked against the program
     unsandboxed: bool = False  # cwm: run generated code without bubblewrap (rlimits only; the report says UNSANDBOXED)
     referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)
     cap_changes: tuple[CapChange, ...] = ()  # caps raised (or set) on resume, in order; the caps above are the latest

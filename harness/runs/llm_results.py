@@ -180,6 +180,21 @@ def cwm_metrics(config: LlmRunConfig, report_path: Path) -> dict[str, Any]:
             "final_step": steps[-1] if steps else None, "report_error": report.get("error")}
 
 
+def cwm_path_lines(counts: dict[str, Any]) -> list[str]:
+    """Where the agent planned (engine or program, per program and why), the utility table's shape, the time by phase."""
+    paths = counts.get("paths")
+    if not paths:
+        return []
+    lines = [f"Planning (--cwm-transitions {counts.get('transitions')}): "
+             + "; ".join(f"call {p['call']} on the {p['path']} from game {p['games_played']} ({p['why']})" for p in paths) + "."]
+    if counts.get("path") == "engine":
+        lines.append(f"Utility table: {counts.get('utility_table')}; {counts.get('spot_checks', 0)} moves spot-checked against "
+                     f"the program.")
+    if counts.get("seconds"):
+        lines.append("Time: " + ", ".join(f"{phase} {seconds:g} s" for phase, seconds in counts["seconds"].items()) + ".")
+    return lines
+
+
 def cwm_lines(cwm: dict[str, Any]) -> list[str]:
     """The report's lines on the code world model."""
     counts, final = cwm["counts"], cwm["final_step"]
@@ -189,6 +204,7 @@ def cwm_lines(cwm: dict[str, Any]) -> list[str]:
              f"surprises {counts.get('surprises', 0)}, sandbox failures {counts.get('sandbox_failures') or 'none'}.",
              f"Exploration: {counts.get('steered_games', 0)} games steered towards informative shares; K allowed by the "
              f"outcomes: {counts.get('feasible') or 'not reported'}."]
+    lines += cwm_path_lines(counts)
     if final:
         accuracy = {key: final.get(key) for key in ("train_transition", "train_outcome", "test_transition", "test_outcome")}
         lines.append("Final program: " + ", ".join(f"{k.replace('_', ' ')} {v:.3f}" for k, v in accuracy.items()

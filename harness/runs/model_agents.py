@@ -50,6 +50,8 @@ class CwmSettings:
     reject_candidates: int = 3
     heldout_transitions: int = 10_000
     unsandboxed: bool = False
+    transitions: str = "engine"
+    spot_check: float = 0.1
 
 
 def cwm_settings(config: LlmRunConfig) -> CwmSettings | None:
@@ -60,7 +62,7 @@ def cwm_settings(config: LlmRunConfig) -> CwmSettings | None:
                        max_calls=config.cwm_calls, simulations=config.cwm_simulations,
                        adapt_simulations=config.cwm_adapt_simulations, planner=config.cwm_planner,
                        depth=config.cwm_depth, reject_candidates=config.cwm_reject, heldout_transitions=config.cwm_heldout,
-                       unsandboxed=config.unsandboxed)
+                       unsandboxed=config.unsandboxed, transitions=config.cwm_transitions, spot_check=config.cwm_spot_check)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class ModelAgentRecipe:
                                  planner=cwm.planner, depth=cwm.depth,
                                  rejection=RejectionConfig(candidates=cwm.reject_candidates),
                                  heldout_transitions=cwm.heldout_transitions, hint_level=self.hint,
+                                 transitions=cwm.transitions, spot_check=cwm.spot_check,
                                  refine=RefineConfig(mode=cwm.mode, params=params, unsandboxed=cwm.unsandboxed)),
                 on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, beliefs_done=self.beliefs_done,
             )

@@ -8,8 +8,11 @@ and plays ``games`` evaluation games against Random, colours alternating. A row
 holds the true K (this is a benchmark: it is shown), the feasible set of K the
 agent's own outcomes allow, the K interval the final program's reward code
 implies and whether it holds the true K, the model calls, the steered
-exploration games, and the wins, draws and losses against Random with a Wilson
-95% interval.
+exploration games, the path its final program planned on (``engine``: the
+project's kernels with the program's returns table; ``program``: search on the
+program in the sandbox), and the wins, draws and losses against Random and
+against ``mcts:n=100`` (privileged: the true K through a simulator grant) with
+Wilson 95% intervals.
 
 Every random stream is seeded by (seed, case), so a row is the same on every
 machine; the agent's programs run in the sandbox (bubblewrap), or, with
@@ -25,8 +28,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from agents.base import AgentContext
+from agents.base import Agent, AgentContext
 from agents.heuristic.simple import RandomAgent
+from agents.search.mcts import MctsAgent
 from engine import make_env
 from engine.condition import Condition
 from engine.env_spec import seed_word
@@ -38,12 +42,14 @@ from harness.cwm.refine import RefineConfig
 from harness.models.client import ModelClient
 from harness.play.arena import Arena
 from harness.play.game import from_policy, play_game_sync
+from harness.play.grants import EvaluationGrants
 from harness.tournaments.stats import wilson
 
 FAMILY_ENVS = (5, 19, 40, 12, 47)  # one per condition family on the smallest board: K>1, 0.5<K<1, 0<K<0.5, K<0, blitz
 RANDOM_KS = (Fraction(7, 10), Fraction(3, 10), Fraction(-1, 2), Fraction(3, 2))  # none of the benchmark's eight
 RANDOM_ENV_BASE = 1000  # ids of the random cases (outside 0-55)
 WIN_TARGET = 0.9  # the issue's target against Random
+MCTS_OPPONENT_N = 100  # the second opponent: mcts:n=100 (privileged)
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,10 @@ class CwmBenchRow:
     draws: int
     games: int
     adapt_s: float
+    path: str | None = None  # engine or program: where the final program planned
+    mcts_wins: int = 0  # against mcts:n=100
+    mcts_draws: int = 0
+    mcts_games: int = 0
 
     @property
     def win_rate(self) -> float:
@@ -96,7 +106,7 @@ def random_cases(count: int, seed: int) -> list[CwmCase]:
 
 
 def run_case(
-    case: CwmCase, *, model: str, budget: int, games: int, config: CwmConfig, seed: int, clock: Callable[[], float]
+    case: CwmCase, *, model: str, budget: int, games: int, config: CwmConfig, seed: int, clock: Callable[[], float], mcts_games: int = 0
 ) -> CwmBenchRow:
     """Adapt a fresh agent on ``case``, then ``games`` games against Random; the agent's worker is always stopped."""
     env = case.env
@@ -114,6 +124,7 @@ def run_case(
         adapt_s = clock() - start
         agent.freeze()
         wins, draws = games_against_random(agent, env, games, seed)
+        mcts_wins, mcts_draws = games_against_mcts(agent, env, mcts_games, seed) if mcts_games else (0, 0)
         counts = agent.counts()
         return CwmBenchRow(
             case,
@@ -126,6 +137,10 @@ def run_case(
             draws,
             games,
             adapt_s,
+            counts.get("path"),
+            mcts_wins,
+            mcts_draws,
+            mcts_games,
         )
     finally:
         agent.close()
@@ -133,11 +148,27 @@ def run_case(
 
 def games_against_random(agent: CwmAgent, env: Environment, games: int, seed: int) -> tuple[int, int]:
     """(wins, draws) of the frozen ``agent`` in ``games`` games against Random, colours alternating (black first)."""
+    return games_against(agent, env, games, lambda game: RandomAgent(AgentContext(env.rules), _rng(seed, env, game)))
+
+
+def games_against_mcts(agent: CwmAgent, env: Environment, games: int, seed: int) -> tuple[int, int]:
+    """(wins, draws) against ``mcts:n=100``, which reads the true K through a simulator grant (privileged)."""
+    grants = EvaluationGrants(env)
+    context = AgentContext(env.rules, grant_simulator=grants.grant_simulator)
+    return games_against(agent, env, games, lambda game: MctsAgent(context, _rng(seed, env, game), n=MCTS_OPPONENT_N))
+
+
+def _rng(seed: int, env: Environment, game: int) -> np.random.Generator:
+    return np.random.default_rng([seed, seed_word(env.id), game])
+
+
+def games_against(agent: CwmAgent, env: Environment, games: int, opponent: Callable[[int], Agent]) -> tuple[int, int]:
+    """(wins, draws) of the frozen ``agent`` against ``opponent(game)``, colours alternating (black first)."""
     wins = draws = 0
     for game in range(games):
-        random_player = from_policy(RandomAgent(AgentContext(env.rules), np.random.default_rng([seed, seed_word(env.id), game])))
+        other = from_policy(opponent(game))
         mine = agent.decider("eval", game)
-        sides = (mine, random_player) if game % 2 == 0 else (random_player, mine)
+        sides = (mine, other) if game % 2 == 0 else (other, mine)
         verified, _ = play_game_sync(env.rules, env.condition, *sides)
         reward = verified.record.rewards[game % 2]
         wins, draws = wins + (reward == 1), draws + (reward == 0)
@@ -156,6 +187,7 @@ def bench_cwm(
     unsandboxed: bool = False,
     clock: Callable[[], float] | None = None,
     progress: Callable[[CwmBenchRow], None] | None = None,
+    mcts_games: int | None = None,
 ) -> list[CwmBenchRow]:
     """One row per case (module docstring); ``progress`` after each."""
     import time
@@ -169,7 +201,16 @@ def bench_cwm(
     )
     rows = []
     for case in cases:
-        row = run_case(case, model=model, budget=budget, games=games, config=config, seed=seed, clock=clock or time.perf_counter)
+        row = run_case(
+            case,
+            model=model,
+            budget=budget,
+            games=games,
+            config=config,
+            seed=seed,
+            clock=clock or time.perf_counter,
+            mcts_games=games if mcts_games is None else mcts_games,
+        )
         rows.append(row)
         if progress is not None:
             progress(row)

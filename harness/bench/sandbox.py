@@ -10,7 +10,11 @@ a correct code world model of the kind a model writes) on the standard 8x8 board
   the same planner (``harness.sandbox.planner``) in this process on the true engine,
   and the ratio; random playouts per second both ways;
 - minimax (alpha-beta, ``planner.minimax``) moves per second at a fixed depth inside
-  the worker (the program has no ``value``: leaves score 0).
+  the worker (the program has no ``value``: leaves score 0);
+- the cwm agent's engine path (:mod:`harness.cwm.engine_path`): the program's returns
+  table asked for once, then MCTS in the project's numba kernel and the interval
+  agent's alpha-beta on the engine with that table, next to the project's own
+  ``mcts:n=N`` (on the true reward table) and ``minimax:depth=D`` on the same positions.
 
 The positions are the initial one and positions after a few random moves, the same
 for both sides. The worker is sandboxed when bubblewrap works here, else the bench
@@ -25,8 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from agents.base import AgentContext
+from agents.search.mcts import search as mcts_search
+from agents.search.minimax import MinimaxAgent
 from engine import make_env
+from engine.protocol.observation import observe
 from engine.rules import Rules
+from harness.cwm.engine_path import EnginePlanner, UtilityTable, utility_table
 from harness.cwm.world import final_state
 from harness.sandbox import command, planner
 from harness.sandbox.client import SandboxWorker
@@ -35,6 +46,7 @@ from harness.sandbox.reference_program import layout_json, reference_source
 
 BENCH_ENV = 0  # Standard 8x8, K = 1.01
 CALLS_TARGET = 10_000
+ENGINE_MCTS_TARGET = 3.0  # the engine path's MCTS-N: at most this many times the time of mcts:n=N per move
 
 
 class EngineGame:
@@ -74,6 +86,27 @@ class Rate:
 
 
 @dataclass(frozen=True)
+class EnginePathRates:
+    """The engine path's moves per second beside the project's own agents on the same positions."""
+
+    table: Rate  # the one returns_table call
+    mcts: Rate  # MCTS-N in the kernel on the program's table (rollouts to the end)
+    own_mcts: Rate  # mcts:n=N (the true table, rollouts capped at 30 turns: the agent's default)
+    minimax: Rate  # the interval agent's search on the program's table, from depth D
+    own_minimax: Rate  # minimax:depth=D
+    depth: int
+
+    @property
+    def mcts_ratio(self) -> float:
+        """Seconds per move of the engine path over those of mcts:n=N (issue target: at most 3)."""
+        return self.own_mcts.per_second / self.mcts.per_second
+
+    @property
+    def minimax_ratio(self) -> float:
+        return self.own_minimax.per_second / self.minimax.per_second
+
+
+@dataclass(frozen=True)
 class SandboxBench:
     """The figures of one bench run."""
 
@@ -90,6 +123,7 @@ class SandboxBench:
     failures: dict[str, int] = field(default_factory=dict)
     minimax_sandbox: Rate = Rate(0, 0.0)  # moves
     minimax_depth: int = 2
+    engine_path: EnginePathRates | None = None
 
     @property
     def mcts_ratio(self) -> float:
@@ -133,6 +167,7 @@ def bench_sandbox(
     limits: Limits | None = None,
     minimax_depth: int = 2,
     progress: Callable[[str], None] = lambda step: None,
+    engine_depth: int = 4,
 ) -> SandboxBench:
     """Run the bench (see the module's docstring); ``progress`` is told each step's name as it starts."""
     sandboxed = command.bubblewrap_problem() is None
@@ -162,8 +197,10 @@ def bench_sandbox(
         )
         progress("random playouts in the sandbox")
         playouts_sandbox = _timed(playouts, lambda: worker.plan("playouts", state=initial, count=playouts, seed=seed).unwrap())
+        truths = [final_state(engine_game.rules, line) for line in lines]
+        progress("the engine path: the program's returns table, then the kernels on it")
+        engine_path = engine_path_rates(worker, env, truths, simulations, engine_depth, seed)
         failures = dict(worker.failures)
-    truths = [final_state(engine_game.rules, line) for line in lines]
     progress(f"MCTS-{simulations} on the true engine")
     mcts_engine = _timed(len(truths), lambda: [planner.mcts(engine_game, s, simulations, seed=seed) for s in truths])
     progress("random playouts on the true engine")
@@ -182,7 +219,39 @@ def bench_sandbox(
         failures,
         minimax_sandbox,
         minimax_depth,
+        engine_path,
     )
+
+
+def engine_path_rates(worker: SandboxWorker, env: Any, states: list[Any], simulations: int, depth: int, seed: int) -> EnginePathRates:
+    """Time the cwm engine path on ``states`` beside ``mcts:n=simulations`` and ``minimax:depth=depth`` (each warmed up once)."""
+    rules, context = env.rules, AgentContext(env.rules)
+    began = time.perf_counter()
+    table = utility_table(worker, rules)
+    table_rate = Rate(1, time.perf_counter() - began)
+    if not isinstance(table, UtilityTable):
+        raise RuntimeError(f"the reference program's returns table was refused: {table}")
+    cells = rules.layout.cells + 1
+    true = np.array([[env.condition.rewards(own, opp)[0] for opp in range(cells)] for own in range(cells)], dtype=np.int8)
+    mcts_planner = EnginePlanner(context, table, "mcts", depth, 1.4)
+    minimax_planner = EnginePlanner(context, table, "minimax", depth, 1.4)
+    own_minimax = MinimaxAgent(context, np.random.default_rng(seed), depth=depth)
+    observations = [observe(rules, state) for state in states]
+
+    def engine_moves(planner: EnginePlanner) -> Callable[[], object]:
+        return lambda: [planner.move(o, simulations, np.random.default_rng(seed)) for o in observations]
+
+    def own_mcts() -> object:
+        return [mcts_search(rules, true, o.state, simulations, 1.4, 30, False, seed + 1) for o in observations]
+
+    def own_minimax_moves() -> object:
+        return [own_minimax.act(o) for o in observations]
+
+    rates = []
+    for work in (engine_moves(mcts_planner), own_mcts, engine_moves(minimax_planner), own_minimax_moves):
+        work()  # compiled kernels loaded, tables built
+        rates.append(_timed(len(observations), work))
+    return EnginePathRates(table_rate, *rates, depth)
 
 
 def _timed(count: int, work: Callable[[], object]) -> Rate:

@@ -14,6 +14,7 @@ from harness.cli.console import stderr_progress, stdout_console
 from harness.cli.options import parse_env_range
 from harness.cwm.refine import MODES
 from harness.sandbox.command import bubblewrap_problem
+from harness.tournaments.stats import wilson
 
 
 def cwm(
@@ -35,6 +36,9 @@ def cwm(
     budget: Annotated[int, typer.Option("--budget", help="Adaptation games per case (20 of them explore).")] = 24,
     games: Annotated[int, typer.Option("--games", help="Evaluation games against Random per case.")] = 20,
     simulations: Annotated[int, typer.Option("--simulations", help="MCTS simulations per evaluation move.")] = 400,
+    mcts_games: Annotated[
+        int, typer.Option("--mcts-games", help="Evaluation games against mcts:n=100 (privileged) per case; 0: none.")
+    ] = 10,
     mode: Annotated[str, typer.Option("--mode", help="Refinement: tree (REx) or conversation.")] = "tree",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the cases, the agent and Random.")] = 0,
     unsandboxed: Annotated[
@@ -49,6 +53,8 @@ def cwm(
     for name, value in (("--budget", budget), ("--games", games), ("--simulations", simulations)):
         if value < 1:
             raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
+    if mcts_games < 0:
+        raise typer.BadParameter(f"--mcts-games must be 0 or more, got {mcts_games}")
     if random < 0:
         raise typer.BadParameter(f"--random must be 0 or more, got {random}")
     if mode not in MODES:
@@ -77,6 +83,7 @@ def cwm(
             seed=seed,
             unsandboxed=unsandboxed,
             progress=done,
+            mcts_games=mcts_games,
         )
     stdout_console().print(cwm_table(rows, model, simulations, unsandboxed))
     if not all(passed(row) for row in rows):
@@ -88,7 +95,9 @@ def row_line(row: CwmBenchRow) -> str:
     verdict = "pass" if passed(row) else "FAIL"
     return (
         f"{row.case.label}: K {row.case.env.condition.k}, code {row.code_interval or 'none'}, "
-        f"wins {row.wins}/{row.games}, draws {row.draws}: {verdict}"
+        f"wins {row.wins}/{row.games}, draws {row.draws}"
+        + (f"; vs mcts:n=100 wins {row.mcts_wins}/{row.mcts_games}" if row.mcts_games else "")
+        + f"; planned on the {row.path or 'nothing'}: {verdict}"
     )
 
 
@@ -100,12 +109,14 @@ def cwm_table(rows: list[CwmBenchRow], model: str, simulations: int, unsandboxed
     """One row per case: K, the feasible set, the code's interval, calls, wins against Random [Wilson 95%]."""
     where = "UNSANDBOXED" if unsandboxed else "bubblewrap"
     table = Table(
-        title=f"cwm with {model}, MCTS-{simulations} on its program ({where})",
+        title=f"cwm with {model}, MCTS-{simulations} with its program ({where})",
         box=box.SIMPLE_HEAD,
-        caption="feasible: K allowed by the agent's outcomes; code: K implied by its final returns(); "
-        f"pass: code holds K and wins >= {WIN_TARGET:.0%}",
+        caption="feasible: K allowed by the agent's outcomes; code: K implied by its final returns(); path: engine (the "
+        "kernels on the program's returns table) or program (search in the sandbox); mcts:n=100 is privileged (true K); "
+        f"pass: code holds K and wins >= {WIN_TARGET:.0%} against Random",
     )
-    for header in ("case", "layout", "true K", "feasible", "code", "calls", "steered", "win [95%] / draw", "adapt s", "result"):
+    headers = ("case", "layout", "true K", "feasible", "code", "calls", "steered", "path", "win [95%] / draw", "vs mcts:n=100", "adapt s")
+    for header in (*headers, "result"):
         table.add_column(header, justify="left" if header in ("case", "layout", "feasible", "code") else "right")
     for row in rows:
         env = row.case.env
@@ -120,8 +131,17 @@ def cwm_table(rows: list[CwmBenchRow], model: str, simulations: int, unsandboxed
             row.code_interval or "none",
             str(row.model_calls),
             str(row.steered),
+            row.path or "-",
             f"{row.win_rate:.0%} [{100 * low:.0f}-{100 * high:.0f}] / {row.draws / row.games:.0%}",
+            _mcts_cell(row),
             f"{row.adapt_s:.0f}",
             mark,
         )
     return table
+
+
+def _mcts_cell(row: CwmBenchRow) -> str:
+    if not row.mcts_games:
+        return "-"
+    low, high = wilson(row.mcts_wins, row.mcts_games)
+    return f"{row.mcts_wins / row.mcts_games:.0%} [{100 * low:.0f}-{100 * high:.0f}] / {row.mcts_draws / row.mcts_games:.0%}"

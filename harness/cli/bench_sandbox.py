@@ -9,7 +9,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from harness.bench.sandbox import BENCH_ENV, CALLS_TARGET, SandboxBench, bench_sandbox
+from agents.interval.agent import IntervalConfig
+from harness.bench.sandbox import BENCH_ENV, CALLS_TARGET, ENGINE_MCTS_TARGET, SandboxBench, bench_sandbox
 from harness.cli.console import stderr_console, stdout_console
 
 
@@ -21,6 +22,9 @@ def sandbox(
     playouts: Annotated[int, typer.Option("--playouts", help="Random playouts timed each way.")] = 20,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the positions and the searches.")] = 0,
     depth: Annotated[int, typer.Option("--depth", help="Minimax depth (plies) of the minimax moves timed.")] = 2,
+    engine_depth: Annotated[
+        int, typer.Option("--engine-depth", help="The engine path's alpha-beta depth, beside minimax:depth=N (plies).")
+    ] = 4,
 ) -> None:
     """Time generated code in the sandbox: calls per second (target >= 10,000/s), MCTS on it vs the true engine, minimax.
 
@@ -36,6 +40,7 @@ def sandbox(
         ("--moves", moves),
         ("--playouts", playouts),
         ("--depth", depth),
+        ("--engine-depth", engine_depth),
     ):
         if value < 1:
             raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
@@ -48,6 +53,7 @@ def sandbox(
             playouts,
             seed,
             minimax_depth=depth,
+            engine_depth=engine_depth,
             progress=lambda step: status.update(f"bench sandbox: {step}"),
         )
     stdout_console().print(sandbox_table(result))
@@ -58,6 +64,28 @@ def sandbox(
                 style="bold red",
             )
         )
+
+
+def _engine_path_rows(table: Table, result: SandboxBench) -> None:
+    """The cwm engine path's rows: the one table call, MCTS and alpha-beta on the engine beside the project's own agents."""
+    path, n = result.engine_path, result.simulations
+    assert path is not None
+    table.add_row("engine path: the program's returns table", "1", f"{path.table.seconds:.2f} s", "one call", "")
+    mark = Text("pass ✓", style="green") if path.mcts_ratio <= ENGINE_MCTS_TARGET else Text("FAIL ✗", style="bold red")
+    table.add_row(
+        f"engine path MCTS-{n} moves",
+        f"{path.mcts.count}",
+        f"{path.mcts.per_second:,.2f} moves/s",
+        f"mcts:n={n} {path.own_mcts.per_second:,.2f} moves/s",
+        Text.assemble(f"{path.mcts_ratio:.2f}x its time (<= {ENGINE_MCTS_TARGET:g}x) ", mark),
+    )
+    table.add_row(
+        f"engine path alpha-beta from depth {path.depth} (deeper within {IntervalConfig().nodes:,} nodes)",
+        f"{path.minimax.count}",
+        f"{path.minimax.per_second:,.2f} moves/s",
+        f"minimax:depth={path.depth} {path.own_minimax.per_second:,.2f} moves/s",
+        f"{path.minimax_ratio:.2f}x its time",
+    )
 
 
 def sandbox_table(result: SandboxBench) -> Table:
@@ -95,6 +123,8 @@ def sandbox_table(result: SandboxBench) -> Table:
         "",
         "",
     )
+    if result.engine_path is not None:
+        _engine_path_rows(table, result)
     table.add_row(
         "random playouts",
         f"{result.playouts_sandbox.count}",

@@ -375,6 +375,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
             "path": self.paths.record[-1]["path"] if self.paths.record else None,
             "paths": self.paths.record,
             "utility_table": self.paths.table_text,
+            "utility_curve": self.paths.curve,
             "spot_checks": self.spot_checks,
             "seconds": self.seconds.report(),
         }

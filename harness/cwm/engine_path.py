@@ -69,6 +69,10 @@ class UtilityTable:
         colours = "the same for both colours" if self.symmetric else "different for black and white"
         return f"{self.pairs} final count pairs ({side}x{side}), returns in {{{shown}}}, {colours}"
 
+    def curve(self, total: int) -> list[list[float]]:
+        """Black's return against black's final share, for games ending with ``total`` discs (the viewer's plot)."""
+        return [[round(own / total, 4), float(self.by_colour[0][own, total - own])] for own in range(total + 1)]
+
     def returns(self, black: int, white: int) -> tuple[float, float]:
         """The program's returns (black, white) for final counts."""
         return float(self.by_colour[0][black, white]), float(self.by_colour[1][white, black])
@@ -157,7 +161,7 @@ class EnginePlanner:
             centre = best_share_centre(utility, final_total(rules))
             weights = weights_array(dict(play_weights(centre, rules.turn_limit is not None)))
             depth = self.depth if rules.turn_limit is None else max(self.depth, settings.limit_depth)
-            self._searchers[colour] = Searcher(
+            self._searchers[colour] = Searcher(  # from ``depth``, deeper while the next iteration fits the interval agent's nodes
                 self._tables, utility, weights, depth, settings.endgame, settings.limit_plies, settings.nodes, settings.exact_nodes
             )
         return self._searchers[colour]
@@ -185,6 +189,7 @@ class PathChooser:
         self.record: list[dict[str, Any]] = []  # each change of program or path: when, which call, which path, why
         self.heldout: dict[str, float | None] = {}  # per program source: its held-out transition accuracy
         self.table_text: str | None = None  # the shape of the table planned with
+        self.curve: list[list[float]] | None = None  # its utility against the final share on a full board
         self._tables: dict[str, UtilityTable | Failure] = {}
 
     def choose(self, worker: SandboxWorker, source: str, call: int, train: float | None, games_played: int) -> Failure | None:
@@ -203,7 +208,7 @@ class PathChooser:
                 refused = table if fresh else None
                 path, why = "program", f"its returns table was refused: {table.kind.value}: {table.message}"[:300]
             else:
-                self.table_text = table.describe()
+                self.table_text, self.curve = table.describe(), table.curve(final_total(self.context.rules))
                 self.engine = EnginePlanner(self.context, table, self.planner, self.depth, self.uct_c)
         if path == "program":
             self.engine = None

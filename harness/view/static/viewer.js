@@ -73,6 +73,10 @@
     parts.push(`<text x="${L}" y="${H - B + 14}">${fmt(spec.xmin, 0)}</text>`);
     parts.push(`<text x="${W - R}" y="${H - B + 14}" text-anchor="end">${fmt(spec.xmax, 0)}</text>`);
     parts.push(`<text x="${(L + W) / 2}" y="${H - 4}" text-anchor="middle">${esc(spec.xlabel)}</text>`);
+    for (const line of spec.vlines || []) {
+      parts.push(`<line x1="${xs(line.x)}" x2="${xs(line.x)}" y1="${T}" y2="${H - B}" stroke="${line.color}" stroke-dasharray="4 3"/>`);
+      parts.push(`<text x="${xs(line.x) + 3}" y="${T + 22}" fill="${line.color}">${esc(line.label)}</text>`);
+    }
     for (const line of spec.hlines || []) {
       parts.push(`<line x1="${L}" x2="${W - R}" y1="${ys(line.y)}" y2="${ys(line.y)}" stroke="${line.color}" stroke-dasharray="4 3"/>`);
       parts.push(`<text x="${W - R}" y="${ys(line.y) - 3}" text-anchor="end" fill="${line.color}">${esc(line.label)}</text>`);
@@ -304,6 +308,17 @@
       `<p class="muted">No model call at ply ${ply} (a classical agent's move, a forced pass, or the end).</p>`;
   }
 
+  // The cwm program's utility table (engine path): black's return against black's final share on a full board; the true K
+  // is drawn only once the run has ended (it comes from the run's metrics).
+  function utilityPlot(counts) {
+    const trueK = index.overview.beliefs ? index.overview.beliefs.true_k : null;
+    const vlines = [{ x: 0.5, color: "#999", label: "0.5" }];
+    if (trueK !== null && trueK >= 0 && trueK <= 1) vlines.push({ x: trueK, color: "#7a3db8", label: "true K " + fmt(trueK) });
+    return "<h2>Code world model: the program's utility</h2>" + plot({ title: "The program's return (black) against black's final " +
+      "share, full board: " + counts.utility_table, xmin: 0, xmax: 1, ymin: -1, ymax: 1, xlabel: "black's final share", vlines,
+      series: [{ type: "line", data: counts.utility_curve, color: "#1f5fa8", label: "return" }] });
+  }
+
   // ---------------------------------------------------------------- calls outside games
   async function renderExtra() {
     const extra = await loadChunk("x");
@@ -315,6 +330,7 @@
         "<th>failing tests</th></tr>" + report.steps.map((s) => "<tr>" + keys.map((k) => `<td>${esc(typeof s[k] === "number" ?
           fmt(s[k], 3) : s[k])}</td>`).join("") + `<td>${esc(JSON.stringify(s.failing_tests || s.failures || ""))}</td></tr>`).join("") + "</table>");
     }
+    if (report && report.counts && report.counts.utility_curve) parts.push(utilityPlot(report.counts));
     if (report && report.counts) parts.push(`<h2>Agent report</h2><pre>${esc(JSON.stringify(report.counts, null, 2))}</pre>`);
     if (extra.strategies.length) {
       parts.push("<h2>Strategies by batch</h2>" + extra.strategies.map((s) => `<details${s.new ? " open" : ""}><summary>batch from game ` +

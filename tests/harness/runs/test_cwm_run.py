@@ -74,3 +74,38 @@ def test_an_interrupted_cwm_run_resumes_to_the_uninterrupted_games(tmp_path, cut
         return [(g.phase, g.game_index, g.moves, g.rewards) for g in TranscriptReader(run).games()]
 
     assert moves(cut) == moves(whole)
+
+
+def _moves(run):
+    return [(g.phase, g.game_index, g.moves, g.rewards) for g in TranscriptReader(run).games()]
+
+
+def _counts(run):
+    return json.loads((run / "metrics.json").read_text())["cwm"]["counts"]
+
+
+def test_the_engine_path_plays_the_same_games_in_its_own_process_and_in_this_one(tmp_path):
+    refereed = run_llm(config(budget=16), out=tmp_path, run_id="refereed")
+    in_process = run_llm(config(budget=16, referee=False), out=tmp_path, run_id="in-process")
+    assert _counts(refereed)["path"] == _counts(in_process)["path"] == "engine"
+    assert _moves(refereed) == _moves(in_process)
+    assert (
+        json.loads((in_process / "metrics.json").read_text())["referee"] != json.loads((refereed / "metrics.json").read_text())["referee"]
+    )
+
+
+def test_the_program_path_is_recorded_replays_reruns_and_is_never_pooled_with_the_engine_path(tmp_path, monkeypatch):
+    from harness.runs.compare import IncomparableRuns, compare_rows
+
+    program = run_llm(config(cwm_transitions="program"), out=tmp_path, run_id="program")
+    engine = run_llm(config(), out=tmp_path, run_id="engine")
+    assert TranscriptReader(program).manifest().config["cwm_transitions"] == "program"
+    assert TranscriptReader(engine).manifest().config["cwm_transitions"] == "engine"
+    counts = _counts(program)
+    assert counts["path"] == "program" and counts["paths"][-1]["why"] == "--cwm-transitions program"
+    assert "Planning (--cwm-transitions program): call" in (program / "report.md").read_text()
+    assert "Utility table: " in (engine / "report.md").read_text()
+    with pytest.raises(IncomparableRuns, match="cwm transitions differs"):
+        compare_rows([program, engine])
+    assert {row[-1] for row in compare_rows([program, engine], force=True)} == {"cwm transitions=program", "cwm transitions=engine"}
+    assert_replays_and_reruns(program, tmp_path, monkeypatch, games=14 + 2)

@@ -10,13 +10,17 @@ MIB = 1 << 20
 
 @dataclass(frozen=True)
 class Limits:
-    """The limits of one worker; the rlimits hold for the worker's whole life, the wall clock per call.
+    """The limits of one worker: the wall clock and the CPU time per call, the other rlimits for its whole life.
 
-    ``cpu_s`` is cumulative over the worker's life (RLIMIT_CPU): a persistent worker
-    that serves many calls needs a generous one; ``call_s`` is the real guard
-    against a loop. ``memory_bytes`` is the address space (RLIMIT_AS), which counts
-    the interpreter itself (about 30 MiB). ``processes`` caps the worker's uid's
-    processes and threads (RLIMIT_NPROC; each worker gets a uid of its own).
+    ``cpu_s`` is the CPU time of one call (RLIMIT_CPU's soft limit, set again at each
+    call's start: SIGXCPU, a ``timeout``); ``lifetime_cpu_s`` caps the worker's whole
+    life as a backstop (a program that raised its own soft limit); ``call_s`` is the
+    wall clock, the guard against a loop. Nothing of the program runs between calls
+    (the host stops the worker), so a call's CPU is all it gets. ``memory_bytes`` is
+    the address space (RLIMIT_AS), which counts the interpreter itself (about 30 MiB).
+    ``processes`` caps the worker's uid's processes and threads (RLIMIT_NPROC; each
+    worker gets a uid of its own): 1, the default, lets the program start none, and
+    with more the host fails a call that leaves one alive.
     ``output_bytes``: what the candidate may print in the worker's life (stdout and
     stderr together; more is a ``bad_output`` failure and the worker is restarted);
     the first ``kept_output_bytes`` of it are kept for the report. ``message_bytes``
@@ -25,9 +29,10 @@ class Limits:
 
     call_s: float = 10.0
     start_s: float = 10.0
-    cpu_s: int = 600
+    cpu_s: int = 60
+    lifetime_cpu_s: int = 3600
     memory_bytes: int = 1024 * MIB
-    processes: int = 8
+    processes: int = 1
     open_files: int = 64
     output_bytes: int = 1 * MIB
     kept_output_bytes: int = 64 * 1024
@@ -43,6 +48,7 @@ class Limits:
         """The fields the worker applies to itself (sent in its first message)."""
         return {
             "cpu_s": int(self.cpu_s),
+            "lifetime_cpu_s": int(self.lifetime_cpu_s),
             "memory_bytes": self.memory_bytes,
             "processes": self.processes,
             "open_files": self.open_files,

@@ -6,7 +6,7 @@ import pytest
 
 from harness.cwm import rejection
 from harness.cwm.rejection import reject_bad_samples
-from harness.sandbox import command
+from harness.sandbox import uids
 from harness.sandbox.client import SandboxWorker
 from harness.sandbox.limits import Limits
 from harness.sandbox.reference_program import reference_source
@@ -50,7 +50,7 @@ def _assert_all_closed(workers: list[SandboxWorker]) -> None:
     for worker in workers:
         assert worker.pid is None
         if worker.uid is not None:
-            assert command.processes_of(worker.uid) == []
+            assert uids.processes_of(worker.uid) == []
 
 
 def test_a_program_that_plays_illegal_moves_is_rejected_and_the_sound_ones_kept(recorded):

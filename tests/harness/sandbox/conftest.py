@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from sandbox_limits import TEST_LIMITS
 
-from harness.sandbox import command
+from harness.sandbox import uids
 from harness.sandbox.client import SandboxWorker
 from harness.sandbox.command import bubblewrap_problem
 from harness.sandbox.limits import Limits
@@ -61,4 +61,4 @@ def game_source() -> str:
 @pytest.fixture
 def processes_of() -> Callable[[int], list[int]]:
     """Live processes running as a uid (a sandboxed worker has a uid of its own)."""
-    return command.processes_of
+    return uids.processes_of

@@ -36,6 +36,17 @@ STARTERS = {
     ),
     "os-fork": "if os.fork() == 0:\n        _spin()\n    return [1]\n",
     "ctypes-fork": "import ctypes\n    if ctypes.CDLL(None).fork() == 0:\n        _spin()\n    return [1]\n",
+    "double-fork": (  # the grandchild is left to the sandbox's init, its parent reaped
+        "import ctypes\n"
+        "    libc = ctypes.CDLL(None)\n"
+        "    child = libc.fork()\n"
+        "    if child == 0:\n"
+        "        if libc.fork() == 0:\n"
+        "            _spin()\n"
+        "        os._exit(0)\n"
+        "    os.waitpid(child, 0)\n"
+        "    return [1]\n"
+    ),
 }
 # Work in the worker's own main thread once the answer is written: a timer's handler, a patched os.write.
 MAIN_THREAD = {

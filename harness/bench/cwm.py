@@ -181,7 +181,7 @@ def bench_cwm(
     model: str = "mock/coder",
     budget: int = 24,
     games: int = 20,
-    simulations: int = 400,
+    simulations: int = 1000,
     mode: str = "tree",
     seed: int = 0,
     unsandboxed: bool = False,

@@ -35,7 +35,7 @@ def cwm(
     model: Annotated[str, typer.Option("--model", help="The model writing the programs (offline by default).")] = "mock/coder",
     budget: Annotated[int, typer.Option("--budget", help="Adaptation games per case (20 of them explore).")] = 24,
     games: Annotated[int, typer.Option("--games", help="Evaluation games against Random per case.")] = 20,
-    simulations: Annotated[int, typer.Option("--simulations", help="MCTS simulations per evaluation move.")] = 400,
+    simulations: Annotated[int, typer.Option("--simulations", help="MCTS simulations per evaluation move.")] = 1000,
     mcts_games: Annotated[
         int, typer.Option("--mcts-games", help="Evaluation games against mcts:n=100 (privileged) per case; 0: none.")
     ] = 10,

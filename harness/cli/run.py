@@ -118,7 +118,7 @@ def run(
         help="cwm: of which uniformly random; the rest are steered towards final shares that split the K values the outcomes still allow.",
     ),
     cwm_calls: int = typer.Option(12, "--cwm-calls", help="cwm: model calls over the whole adaptation."),
-    cwm_simulations: int = typer.Option(400, "--cwm-simulations", help="cwm: MCTS simulations per move on the program (evaluation games)."),
+    cwm_simulations: int = typer.Option(1000, "--cwm-simulations", help="cwm: MCTS simulations per move in its evaluation games."),
     cwm_adapt_simulations: int = typer.Option(
         50, "--cwm-adapt-simulations", help="cwm: MCTS simulations per move in its self-play games after exploration."
     ),

@@ -20,7 +20,7 @@ class CwmConfig:
     holdout_every: int = 4  # every n-th random exploration game is held out (0: none)
     heldout_transitions: int = 10_000  # random-play transitions of the true engine in the held-out set
     max_calls: int = 12  # model calls over the whole adaptation
-    simulations: int = 400  # MCTS simulations per move of a frozen (evaluation) game
+    simulations: int = 1000  # MCTS simulations per move of a frozen (evaluation) game
     adapt_simulations: int = 50  # per move of the self-play games after exploration (they look for surprises)
     max_plies: int = 200
     uct_c: float = 1.4

@@ -58,7 +58,7 @@ class PromptOnlyCwm(CwmAgent):
         "calls": Param(int, 3, "model calls for the program (a synthesis, then refinements)"),
         "mode": Param(str, "tree", "refinement: REx tree search or conversation", choices=MODES),
         "planner": Param(str, "mcts", "search on the program", choices=PLANNERS),
-        "simulations": Param(int, 100, "MCTS simulations per move"),
+        "simulations": Param(int, 1000, "MCTS simulations per move"),
         "depth": Param(int, 3, "minimax: deepest iteration in plies"),
         "transitions": Param(
             str,
@@ -77,7 +77,7 @@ def cwm_entry(
     calls: int = 3,
     mode: str = "tree",
     planner: str = "mcts",
-    simulations: int = 100,
+    simulations: int = 1000,
     depth: int = 3,
     transitions: str = "engine",
 ) -> Agent:

@@ -78,7 +78,7 @@ class LlmRunConfig(BaseModel):
     cwm_random: int = Field(default=8, ge=0)  # cwm: of which uniformly random (the rest steered to informative shares)
     cwm_mode: Literal["tree", "conversation"] = "tree"  # cwm: refinement by REx tree search or by conversation
     cwm_calls: int = Field(default=12, ge=1)  # cwm: model calls over the whole adaptation
-    cwm_simulations: int = Field(default=400, ge=1)  # cwm: MCTS simulations per move on the program (evaluation)
+    cwm_simulations: int = Field(default=1000, ge=1)  # cwm: MCTS simulations per evaluation move (either path)
     cwm_adapt_simulations: int = Field(default=50, ge=1)  # cwm: the same in its self-play games after exploration
     cwm_planner: Literal["mcts", "minimax"] = "mcts"  # cwm: the search on the program
     cwm_depth: int = Field(default=4, ge=1)  # cwm: minimax's deepest iteration

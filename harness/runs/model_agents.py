@@ -43,7 +43,7 @@ class CwmSettings:
     explore_random: int = 8
     mode: str = "tree"
     max_calls: int = 12
-    simulations: int = 400
+    simulations: int = 1000
     adapt_simulations: int = 50
     planner: str = "mcts"
     depth: int = 4

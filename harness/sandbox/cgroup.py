@@ -39,6 +39,16 @@ class WorkerCgroup:
         """The files a process joins the group by (writing its pid)."""
         return tuple(f"{directory}/cgroup.procs" for directory in self.directories)
 
+    def oom_kills(self) -> int:
+        """How many processes the kernel killed in the group for its memory limit (so far, in the group's life)."""
+        events = "memory.events" if len(self.directories) == 1 else "memory.oom_control"
+        try:
+            lines = Path(f"{self.directories[0]}/{events}").read_text().splitlines()
+        except OSError:
+            return 0
+        counts = dict(line.split()[:2] for line in lines if len(line.split()) >= 2)
+        return int(counts.get("oom_kill", 0))
+
     def remove(self) -> None:
         """Remove the group (the kernel refuses while a process is in it; then it stays for the next worker)."""
         for directory in self.directories:
@@ -67,15 +77,17 @@ def create(name: str, memory_bytes: int, processes: int) -> WorkerCgroup | None:
         return None
     _collect_dead(parents)
     directories = tuple(f"{parent}/{os.getpid()}-{name}" for parent in parents)
-    try:
-        for directory in directories:
-            os.makedirs(directory, exist_ok=True)
-        _set_limits(directories, memory_bytes, processes)
-    except OSError:
-        WorkerCgroup(directories).remove()
-        return None
-    _made.add(directories)
-    return WorkerCgroup(directories)
+    for _ in range(2):  # a reused group whose old charges refuse the new limit is removed and made anew
+        try:
+            for directory in directories:
+                os.makedirs(directory, exist_ok=True)
+            _set_limits(directories, memory_bytes, processes)
+        except OSError:
+            WorkerCgroup(directories).remove()
+            continue
+        _made.add(directories)
+        return WorkerCgroup(directories)
+    return None
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import ast
 import atexit
+import importlib.util
 import io
+import marshal
 import os
 import shutil
 import subprocess
@@ -29,6 +31,7 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ZIP_NAME = "worker.zip"
+ZIP_INSIDE = f"/opt/arena/{ZIP_NAME}"  # where the zip lies inside the sandbox
 # host-wide files and directories of /proc: replaced by /dev/null, or hidden under an empty tmpfs
 PROC_FILES = (
     "meminfo", "loadavg", "stat", "uptime", "vmstat", "cpuinfo", "cmdline", "diskstats", "interrupts", "softirqs",
@@ -84,14 +87,24 @@ def _imported(tree: ast.AST) -> list[str]:
 
 @lru_cache(maxsize=1)
 def worker_zip() -> bytes:
-    """The worker's modules as a zip archive (``harness/sandbox/...``), imported inside from ``/opt/arena/worker.zip``."""
+    """The worker's modules as a zip archive (``harness/sandbox/...``), imported inside from :data:`ZIP_INSIDE`; each
+    with its bytecode (an unchecked hash-based ``.pyc``, compiled here once), so a worker does not compile them."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         archive.writestr("harness/__init__.py", "")
         archive.writestr("harness/sandbox/__init__.py", "")
         for name in worker_modules():
-            archive.writestr(f"harness/sandbox/{name}.py", (PACKAGE_DIR / f"{name}.py").read_bytes())
+            source = (PACKAGE_DIR / f"{name}.py").read_bytes()
+            member = f"harness/sandbox/{name}.py"
+            archive.writestr(member, source)
+            archive.writestr(member + "c", _bytecode(source, f"{ZIP_INSIDE}/{member}"))
     return buffer.getvalue()
+
+
+def _bytecode(source: bytes, filename: str) -> bytes:
+    """A ``.pyc`` of ``source``: magic, flags (hash-based, not checked against the source), the source's hash, code."""
+    code = compile(source, filename, "exec", dont_inherit=True)
+    return importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(source) + marshal.dumps(code)
 
 
 @lru_cache(maxsize=1)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import errno
+import fcntl
 import os
 import subprocess
 import threading
@@ -32,6 +33,7 @@ from harness.sandbox.limits import MIB, Limits
 LIMITS = dataclasses.replace(TEST_LIMITS, memory_bytes=256 * MIB, call_s=60.0, open_files=64)
 BOUND = LIMITS.memory_bytes + LIMITS.tmp_bytes  # what a worker may hold of the host's memory
 ATTACK_BYTES = 1024 * MIB  # each attack tries to hold four times the bound
+SAMPLER_LOCK = "/tmp/arena-sandbox-meminfo.lock"
 
 _LIBC = "\nimport ctypes, os\nlibc = ctypes.CDLL('libc.so.6', use_errno=True)\n"
 SHM_ATTACK = (
@@ -110,21 +112,29 @@ SYSCALLS = {
 
 
 class MeminfoSampler:
-    """Samples the host's /proc/meminfo in a thread: the largest rise of Shmem and fall of MemAvailable since start."""
+    """Samples the host's /proc/meminfo in a thread: the largest rise of Shmem and fall of MemAvailable since start.
+
+    The figures are host-wide: while it samples, it holds a lock that every sampler takes (across test processes,
+    xdist workers included), so two of these tests never measure each other's memory."""
 
     def __init__(self, period_s: float = 0.02) -> None:
-        self.period_s, self.baseline = period_s, _meminfo()
+        self.period_s = period_s
         self.shmem_rise = self.available_fall = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._lock = -1
 
     def __enter__(self) -> MeminfoSampler:
+        self._lock = os.open(SAMPLER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+        self.baseline = _meminfo()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        os.close(self._lock)  # releases the lock
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -282,6 +292,52 @@ def test_the_cgroup_bounds_memory_and_processes_where_the_machine_has_one(sandbo
         assert lines[0] == "EAGAIN" and int(lines[1]) < 6, ended
     finally:
         group.remove()
+
+
+def _run_in_sandbox(code: str, group: cgroup.WorkerCgroup) -> subprocess.CompletedProcess[bytes]:
+    """``code`` in the sandbox (bubblewrap, the filter, the view; no worker, no rlimits) inside ``group``."""
+    with uids.acquire() as lease:
+        argv = command.launch_argv(command.sandbox_argv(lease.uid, LIMITS.tmp_bytes) + ["-c", code], group)
+        return subprocess.run(argv, capture_output=True, timeout=60, env={}, check=False)
+
+
+FORK_HOARD = """
+import os, time
+def initial_state(state):
+    for _ in range(6):
+        if os.fork() == 0:
+            hoard = bytearray(200 << 20)  # under the address-space limit of each process
+            for i in range(0, len(hoard), 4096):
+                hoard[i] = 1
+            time.sleep(3)
+            os._exit(0)
+    time.sleep(3)
+    return 'held'
+"""
+
+
+def test_forked_processes_hold_one_limit_in_the_cgroup_not_one_each(make_worker, game_source, monkeypatch):
+    """RLIMIT_AS is per process: six children could hold six limits. The worker's cgroup holds them all to one."""
+    if cgroup.problem() is not None:
+        pytest.skip(f"no cgroup for workers here: {cgroup.problem()}")
+    limits = dataclasses.replace(LIMITS, processes=8)
+    groups: list[cgroup.WorkerCgroup] = []
+
+    def in_a_group(uid: int, tmp_bytes: int, group: cgroup.WorkerCgroup | None = None) -> list[str]:
+        group = group or cgroup.for_worker(uid, limits)
+        groups.append(group)
+        return worker_argv(uid, tmp_bytes, group)
+
+    worker_argv = command.worker_argv
+    monkeypatch.setattr(command, "worker_argv", in_a_group)  # the client's launch, in a group whatever it passes
+    worker = make_worker(game_source + FORK_HOARD, limits, guard=False)
+    with MeminfoSampler() as sampler:
+        result = worker.call("initial_state", [None])
+        _held_while_idle(worker, sampler)
+    memory, _ = cgroup.worker_limits(limits)
+    assert all(group is not None for group in groups)
+    assert sampler.available_fall <= memory, f"MemAvailable -{sampler.available_fall >> 20} MiB; the call gave {result}"
+    assert sum(group.oom_kills() for group in groups) > 0  # the kernel killed in the group, past its limit
 
 
 def test_limits_for_the_cgroup_cover_the_address_space_and_tmp():

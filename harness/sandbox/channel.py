@@ -1,10 +1,15 @@
-"""The client's end of a worker's pipes: JSON lines read against a deadline, stderr drained and capped.
+"""The client's end of a worker's pipes: reply frames read against a deadline, stderr drained and capped.
 
-A reply is read with ``poll`` and ``os.read`` until its newline or the deadline;
-one longer than the message cap is garbage. The worker's stderr (everything the
-candidate prints) is read by a thread as it comes, so the worker never blocks on
-a full pipe: the first ``kept`` bytes are kept, the rest only counted, and past
-``allowed`` bytes the thread kills the worker.
+A reply is one frame (:data:`harness.sandbox.answers.FRAME`: magic, the request's
+id, the payload's length, then the payload), read with ``poll`` and ``os.read``
+until complete or the deadline. A frame is garbage when its magic or id is not
+the one expected, when it claims more than the message cap (refused on the
+header, before reading on), or when more bytes follow it in the same read (a
+second reply). :meth:`FrameReader.stray` tells whether bytes arrived while no
+request was in flight. The worker's stderr (everything the candidate prints) is
+read by a thread as it comes, so the worker never blocks on a full pipe: the
+first ``kept`` bytes are kept, the rest only counted, and past ``allowed`` bytes
+the thread kills the worker.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import select
 import threading
 import time
 from collections.abc import Callable
+
+from harness.sandbox.answers import FRAME, FRAME_MAGIC
 
 
 class ChannelClosed(Exception):
@@ -25,11 +32,11 @@ class ChannelTimeout(Exception):
 
 
 class ChannelGarbage(Exception):
-    """A reply longer than the message cap."""
+    """Bytes on the reply channel that are not the reply in flight: a bad frame, another request's, a second one."""
 
 
-class LineReader:
-    """Reads newline-terminated replies from one pipe descriptor."""
+class FrameReader:
+    """Reads reply frames from one pipe descriptor."""
 
     def __init__(self, fd: int, max_bytes: int) -> None:
         self._fd, self._max = fd, max_bytes
@@ -37,24 +44,42 @@ class LineReader:
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
 
-    def read_line(self, deadline: float) -> bytes:
-        """The next line without its newline; :class:`ChannelTimeout` at ``deadline`` (a ``time.monotonic`` value)."""
-        scanned = 0
-        while True:
-            end = self._buffer.find(b"\n", scanned)
-            if end >= 0:
-                line = bytes(self._buffer[:end])
-                del self._buffer[: end + 1]
-                return line
-            scanned = len(self._buffer)
-            if scanned > self._max:
-                raise ChannelGarbage(f"a reply longer than {self._max} bytes")
+    def read_frame(self, expect_id: int, deadline: float) -> bytes:
+        """The payload of the reply to request ``expect_id``; :class:`ChannelTimeout` at ``deadline`` (a
+        ``time.monotonic`` value), :class:`ChannelGarbage` for a frame that is not that reply, alone."""
+        self._fill(FRAME.size, deadline)
+        magic, frame_id, length = FRAME.unpack_from(self._buffer)
+        if magic != FRAME_MAGIC:
+            raise ChannelGarbage(f"a reply that is not a frame of the worker: {bytes(self._buffer[:24])!r}")
+        if frame_id != expect_id:
+            raise ChannelGarbage(f"a reply to request {frame_id}, not to request {expect_id} (the one in flight)")
+        if length > self._max:
+            raise ChannelGarbage(f"a reply of {length} bytes, more than the message cap of {self._max}")
+        end = FRAME.size + length
+        self._fill(end, deadline)
+        if len(self._buffer) > end:
+            raise ChannelGarbage(f"{len(self._buffer) - end} more bytes after the reply to request {expect_id}")
+        payload = bytes(self._buffer[FRAME.size : end])
+        self._buffer.clear()
+        return payload
+
+    def stray(self) -> int:
+        """How many bytes came while no request was in flight (0 when none; an end of file is left to the next read)."""
+        if not self._buffer and self._poll.poll(0):
+            try:
+                self._buffer += os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                pass
+        return len(self._buffer)
+
+    def _fill(self, size: int, deadline: float) -> None:
+        while len(self._buffer) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise ChannelTimeout()
             if not self._poll.poll(min(remaining, 3600.0) * 1000):
                 continue
-            chunk = os.read(self._fd, 1 << 20)
+            chunk = os.read(self._fd, min(max(size - len(self._buffer), 1 << 16), 1 << 20))
             if not chunk:
                 raise ChannelClosed()
             self._buffer += chunk

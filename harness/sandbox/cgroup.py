@@ -202,5 +202,8 @@ _made: set[tuple[str, ...]] = set()
 
 @atexit.register
 def _remove_made() -> None:
+    """At exit: this process's groups, then the ``arena-sandbox`` parents if no other process has a group there."""
     for directories in _made:
         WorkerCgroup(directories).remove()
+    if _made:
+        WorkerCgroup(_parents() or ()).remove()

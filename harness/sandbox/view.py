@@ -127,7 +127,7 @@ def shared_libraries() -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _dirs_to(path: str, made: set[str]) -> list[str]:
+def dirs_to(path: str, made: set[str]) -> list[str]:
     """``--perms 0755 --dir`` for each parent of ``path`` not made yet (bubblewrap would make them 0700)."""
     args: list[str] = []
     parts = Path(path).parts
@@ -154,7 +154,7 @@ def interpreter_binds(made: set[str]) -> list[str]:
     stdlib = _stdlib()
     for source in (interpreter(), stdlib, *shared_libraries()):
         target = _inside(source)
-        args += _dirs_to(target, made) + ["--ro-bind", os.path.realpath(source), target]
+        args += dirs_to(target, made) + ["--ro-bind", os.path.realpath(source), target]
     for name in MASKED_STDLIB:
         if os.path.isdir(os.path.join(stdlib, name)):
             args += ["--perms", "0555", "--size", "4096", "--tmpfs", os.path.join(stdlib, name)]

@@ -40,6 +40,7 @@ from reader_oracle import (
 from sandbox_limits import TEST_LIMITS
 
 from harness.sandbox import answers
+from harness.sandbox.client import SandboxWorker
 from harness.sandbox.failures import FailureKind
 
 # -- properties -------------------------------------------------------------------------------------------------------
@@ -91,6 +92,33 @@ def test_call_many_answers_each_of_its_declared_type_or_a_classified_failure(ans
     assert isinstance(results, list) and len(results) == len(answers_)
     for (method, _), result in zip(answers_, results):
         assert_declared(method, result)
+
+
+BOUNDED_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**63), 10**63) | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@PROPERTY
+@given(value=BOUNDED_VALUES, ascii_only=st.booleans())
+def test_every_bounded_value_is_read_back_as_itself(value, ascii_only):
+    """No false alarm: strings holding brackets, quotes, escapes and digits, any bounded number, come back unchanged."""
+    payload = json.dumps({"ok": True, "value": value}, ensure_ascii=ascii_only).encode()
+    worker = attach(lambda request: frame(request["id"], payload))
+    assert worker.call("apply_action", [{}, 0]).value == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [[["x"]] * 100, ['[[{"\\'] * 100, [[]] * 100 + ["]" * 100], ["]]]]" * 30, [[[[[0]]]]] * 30], {"9" * 100: "1" * 100}],
+    ids=["many-flat-lists", "brackets-and-escapes-in-strings", "closers-in-a-string", "mixed", "digits-in-strings"],
+)
+def test_brackets_and_digits_inside_strings_are_not_counted(value):
+    payload = json.dumps({"ok": True, "value": value}).encode()
+    worker = attach(lambda request: frame(request["id"], payload))
+    assert worker.call("apply_action", [{}, 0]).value == value
 
 
 @pytest.mark.parametrize(
@@ -325,3 +353,10 @@ def test_a_forged_batch_answer_cannot_crash_the_probe(make_worker, game_source):
     )
     worker = make_worker(_forging(game_source, "returns", body), dataclasses.replace(TEST_LIMITS, call_s=20.0), **UNGUARDED)
     assert implied_interval(worker, make_env(0).rules, [5]) is None
+
+
+def test_a_load_reply_the_program_forges_is_a_classified_failure(sandbox_ready, game_source):
+    source = game_source + FORGE + '\nos.write(_worker().out_fd, _frame(0, b\'{"ok":true,"value":{"functions":5}}\'))\n'
+    with SandboxWorker(source, TEST_LIMITS, guard=False) as worker:
+        started = worker.start()
+        assert started.failure is not None and started.failure.kind is FailureKind.BAD_OUTPUT

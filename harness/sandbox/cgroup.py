@@ -49,6 +49,14 @@ class WorkerCgroup:
         counts = dict(line.split()[:2] for line in lines if len(line.split()) >= 2)
         return int(counts.get("oom_kill", 0))
 
+    def peak_bytes(self) -> int | None:
+        """The most memory the kernel charged to the group (v1 ``max_usage_in_bytes``, v2 ``memory.peak``), if it says."""
+        name = "memory.peak" if len(self.directories) == 1 else "memory.max_usage_in_bytes"
+        try:
+            return int(Path(f"{self.directories[0]}/{name}").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
     def remove(self) -> None:
         """Remove the group (the kernel refuses while a process is in it; then it stays for the next worker)."""
         for directory in self.directories:

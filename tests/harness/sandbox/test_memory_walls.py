@@ -182,7 +182,9 @@ def test_memory_outside_the_address_space_is_refused_and_host_memory_stays_bound
         _held_while_idle(worker, sampler)
     held = f"Shmem +{sampler.shmem_rise >> 20} MiB, MemAvailable -{sampler.available_fall >> 20} MiB"
     assert sampler.shmem_rise <= BOUND, f"{held}; the call gave {result}"
-    assert sampler.available_fall <= BOUND, f"{held}; the call gave {result}"
+    # MemAvailable moves with whatever else the machine runs (a parallel suite): half the attack's size tells an
+    # attack that held its memory from that noise; Shmem, above, is the precise figure
+    assert sampler.available_fall < ATTACK_BYTES // 2, f"{held}; the call gave {result}"
     assert _refused(result), result
     assert worker.call("is_terminal", [{"n": 3}]).value is False  # a fresh worker serves the next call
 
@@ -339,8 +341,12 @@ def test_forked_processes_hold_one_limit_in_the_cgroup_not_one_each(make_worker,
     assert all(group is not None for group in groups)
     # the group's limit, and what the kernel holds outside any group (seven processes' page tables, the rest of the
     # host meanwhile): without the group the six children held 1,197 MiB here
-    held = f"MemAvailable -{sampler.available_fall >> 20} MiB; the call gave {result}"
-    assert sampler.available_fall <= memory + HOST_NOISE_BYTES, held
+    peaks = [group.peak_bytes() for group in groups]
+    held = f"MemAvailable -{sampler.available_fall >> 20} MiB, group peaks {peaks}; the call gave {result}"
+    assert all(peak is None or peak <= memory for peak in peaks), held  # what the kernel charged the group: its limit
+    # the host-wide figure moves with everything else the machine runs (a parallel test suite): checked against what the
+    # six children held without the group, not against the group's limit
+    assert sampler.available_fall < 6 * (200 << 20), held
     assert sum(group.oom_kills() for group in groups) > 0  # the kernel killed in the group, past its limit
 
 

@@ -251,7 +251,8 @@ def engine_path_rates(worker: SandboxWorker, env: Any, states: list[Any], simula
     for work in (engine_moves(mcts_planner), own_mcts, engine_moves(minimax_planner), own_minimax_moves):
         work()  # compiled kernels loaded, tables built
         rates.append(_timed(len(observations), work))
-    return EnginePathRates(table_rate, *rates, depth)
+    mcts, own_mcts_rate, minimax, own_minimax_rate = rates
+    return EnginePathRates(table_rate, mcts, own_mcts_rate, minimax, own_minimax_rate, depth)
 
 
 def _timed(count: int, work: Callable[[], object]) -> Rate:

@@ -174,7 +174,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
         try:
             await self._improve_timed(tests, evidence, games_played, first, left)
         finally:
-            self.seconds["synthesis"] += time.perf_counter() - started
+            self.seconds.add("synthesis", time.perf_counter() - started)
 
     async def _improve_timed(
         self, tests: list[UnitTest], evidence: list[dict[str, Any]], games_played: int, first: bool, left: int
@@ -235,7 +235,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
         transitions = [s.transition for s in (held_games, held_random) if s is not None and s.transition is not None]
         if candidate.source is not None:
             self.paths.heldout[candidate.source] = min(transitions) if transitions else None
-        self.seconds["held-out tests"] += time.perf_counter() - started
+        self.seconds.add("held-out tests", time.perf_counter() - started)
         self.steps.append(
             {
                 "model_calls": self.synth.calls,
@@ -277,7 +277,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
                 return self._model_error(obs, legal, rng, phase)
             started = time.perf_counter()
             plan = self._plan(worker, state, phase, int(rng.integers(2**31)))
-            self.seconds["planning"] += time.perf_counter() - started
+            self.seconds.add("planning", time.perf_counter() - started)
             if not plan.ok or plan.value.get("action") not in legal:
                 self.plan_failures += 1
                 return MoveDecision(int(legal[rng.integers(len(legal))]), False, [])
@@ -292,7 +292,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
         started = time.perf_counter()
         simulations = self.config.simulations if phase == "eval" else self.config.adapt_simulations
         move = engine.move(obs, simulations, rng)
-        self.seconds["planning"] += time.perf_counter() - started
+        self.seconds.add("planning", time.perf_counter() - started)
         if self.config.spot_check > 0 and rng.random() < self.config.spot_check:
             self._spot_check(worker, obs, move, phase)
         return MoveDecision(move, False, [])

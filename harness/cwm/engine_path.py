@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,8 +166,11 @@ class EnginePlanner:
         return self._searchers[colour]
 
 
-class PhaseTimes(Counter[str]):
+class PhaseTimes(dict[str, float]):
     """Wall seconds of a cwm agent by phase: synthesis (with all tests), held-out tests, the utility table, planning."""
+
+    def add(self, phase: str, seconds: float) -> None:
+        self[phase] = self.get(phase, 0.0) + seconds
 
     def report(self) -> dict[str, float]:
         """By phase, rounded; synthesis without the held-out tests run inside it."""
@@ -203,7 +205,7 @@ class PathChooser:
             if fresh:
                 self._tables[source] = utility_table(worker, self.context.rules)
             table = self._tables[source]
-            self.seconds["utility table"] += time.perf_counter() - started
+            self.seconds.add("utility table", time.perf_counter() - started)
             if isinstance(table, Failure):
                 refused = table if fresh else None
                 path, why = "program", f"its returns table was refused: {table.kind.value}: {table.message}"[:300]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import tempfile
@@ -27,12 +28,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from harness.sandbox import command
-from harness.sandbox.channel import ChannelClosed, ChannelGarbage, ChannelTimeout, LineReader, OutputDrain
-from harness.sandbox.failures import Failure, FailureKind, Result, SandboxUnavailable
+from harness.sandbox import answers, cgroup, command, uids
+from harness.sandbox.channel import ChannelClosed, ChannelGarbage, ChannelTimeout, OutputDrain
+from harness.sandbox.failures import TRACEBACK_CHARS, Failure, FailureKind, Result, SandboxUnavailable
 from harness.sandbox.limits import Limits
+from harness.sandbox.pause import Pauser, PausingReader, ResumingPipe
 
-_SIGNAL_KINDS = {signal.SIGXCPU: FailureKind.TIMEOUT}
+# the kernel's refusals: the CPU-time limit (SIGXCPU), a seccomp filter's kill of a forbidden system call (SIGSYS)
+_SIGNAL_KINDS = {signal.SIGXCPU: FailureKind.TIMEOUT, signal.SIGSYS: FailureKind.FORBIDDEN}
 
 
 class SandboxWorker:
@@ -49,13 +52,16 @@ class SandboxWorker:
         self.failures: Counter[str] = Counter()
         self.functions: tuple[str, ...] = ()
         self.uid: int | None = None  # the uid the sandboxed worker runs as (its own; None unsandboxed)
+        self._lease: uids.UidLease | None = None  # held while a process of that uid may live
+        self.cgroup: cgroup.WorkerCgroup | None = None  # the worker's memory and pids cgroup, where the machine allows one
+        self._oom_kills = 0
         self._process: subprocess.Popen[bytes] | None = None
-        self._reader: LineReader | None = None
+        self._pauser: Pauser | None = None
+        self._reader: PausingReader | None = None
         self._drain: OutputDrain | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._load_failure: Failure | None = None
         self._started_once = False
-        self._next_id = 1
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
     # -- life -------------------------------------------------------------------------------------------------
@@ -81,8 +87,8 @@ class SandboxWorker:
         result = self._exchange(load, self.limits.start_s, expect_id=0)
         if result.ok:
             self.functions = tuple(result.value["functions"])
-        elif result.failure is not None and result.failure.kind is not FailureKind.WORKER_DIED:
-            self._load_failure = result.failure  # the program itself is broken (at import): no point restarting it
+        else:  # broken at load (an exception, a segfault, an exit, a signal): remembered, never started again
+            self._load_failure = result.failure
             self._kill()
         return result
 
@@ -100,6 +106,11 @@ class SandboxWorker:
     def output(self) -> str:
         """What the program printed (stdout and stderr), the first ``kept_output_bytes`` of it."""
         return self._drain.text() if self._drain is not None else ""
+
+    @property
+    def cgroup_applied(self) -> bool:
+        """Whether the worker's memory and pids are bounded by a cgroup of its own (the report says so)."""
+        return self.cgroup is not None
 
     @property
     def pid(self) -> int | None:
@@ -131,8 +142,7 @@ class SandboxWorker:
         started = self.start()
         if not started.ok:
             return started
-        request_id = self._next_id
-        self._next_id += 1
+        request_id = secrets.randbits(63) or 1  # unguessable: a frame written ahead cannot match a request not yet sent
         return self._exchange({**message, "id": request_id}, self.limits.call_s, expect_id=request_id, many=many)
 
     def _exchange(self, message: dict[str, Any], seconds: float, expect_id: int, many: int = 0) -> Any:
@@ -140,45 +150,40 @@ class SandboxWorker:
         data = json.dumps(message, separators=(",", ":"), allow_nan=False).encode() + b"\n"
         if len(data) > self.limits.message_bytes:
             raise ValueError(f"a request of {len(data)} bytes is over the message cap of {self.limits.message_bytes}")
+        if stray := self._reader.stray():  # a reply nobody asked for: the program wrote on the channel itself
+            return self._fatal(FailureKind.BAD_OUTPUT, f"the worker wrote {stray} bytes while no request was in flight")
         try:
             self._process.stdin.write(data)
             self._process.stdin.flush()
-            line = self._reader.read_line(time.monotonic() + seconds)
+            payload = self._reader.read_frame(expect_id, time.monotonic() + seconds)
         except ChannelTimeout:
             return self._fatal(FailureKind.TIMEOUT, f"no answer within the wall-clock limit of {seconds:g} s")
         except ChannelGarbage as error:
             return self._fatal(FailureKind.BAD_OUTPUT, str(error))
         except (ChannelClosed, BrokenPipeError, OSError):
             return self._died()
-        return self._parse(line, expect_id, many)
+        return self._parse(payload, answers.expected(message), many)
 
-    def _parse(self, line: bytes, expect_id: int, many: int) -> Any:
+    def _parse(self, payload: bytes, kinds: list[str], many: int) -> Any:
+        """A Result (a list of them for a batch), each a value of its call's declared type or a classified failure."""
         try:
-            reply = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return self._fatal(FailureKind.BAD_OUTPUT, f"an answer that is not JSON: {line[:80]!r}")
-        if not isinstance(reply, dict) or reply.get("id") != expect_id:
-            return self._fatal(FailureKind.BAD_OUTPUT, f"an answer out of protocol: {line[:80]!r}")
-        if many and "results" in reply:
-            answers = reply["results"]
-            if not isinstance(answers, list) or len(answers) != many:
-                return self._fatal(FailureKind.BAD_OUTPUT, f"a batch answer of the wrong shape: {line[:80]!r}")
-            results = [self._result(answer) for answer in answers]
-            if any(r.failure is not None and r.failure.fatal for r in results):
-                self._kill()
-            return results
-        result = self._result(reply)
-        if result.failure is not None and result.failure.fatal:
+            unpacked = answers.unpack(payload, kinds, bool(many))
+        except answers.BadAnswer as error:  # out of protocol or bounds: a forged frame or a broken worker
+            return self._fatal(FailureKind.BAD_OUTPUT, str(error))
+        results = [self._result(answer) for answer in unpacked]
+        if any(r.failure is not None and r.failure.fatal for r in results):
             self._kill()
-        return result
+        return results if many and len(results) == many else results[0]
 
-    def _result(self, answer: Any) -> Result:
-        if isinstance(answer, dict) and answer.get("ok") is True:
-            return Result(answer.get("value"))
-        try:
-            failure = Failure.from_json(answer["failure"])
-        except (KeyError, TypeError, ValueError):
-            failure = Failure(FailureKind.BAD_OUTPUT, f"an answer out of protocol: {str(answer)[:80]}")
+    def _result(self, answer: answers.Answer) -> Result:
+        tag, content = answer
+        if tag == "value":
+            return Result(content)
+        if tag == "failure":
+            kind, message, trace = content
+            failure = Failure(FailureKind(kind), message[:TRACEBACK_CHARS], trace[-TRACEBACK_CHARS:])
+        else:  # a well-formed answer of the wrong type: this call's failure, the worker stays
+            failure = Failure(FailureKind.BAD_OUTPUT, content)
         self.failures[failure.kind.value] += 1
         return Result(failure=failure)
 
@@ -188,6 +193,8 @@ class SandboxWorker:
         return Result(failure=Failure(kind, message, self.output[-2000:]))
 
     def _died(self) -> Result:
+        if self._pauser is not None and self._pauser.refused:  # it answered, but left a thread or process running
+            return self._fatal(FailureKind.FORBIDDEN, self._pauser.refused)
         process, drain = self._process, self._drain
         code = None
         if process is not None:
@@ -208,14 +215,21 @@ class SandboxWorker:
             else FailureKind.WORKER_DIED
         )
         why = f"killed by {signal.Signals(signum).name}" if signum in signal.valid_signals() and signum else f"exit {code}"
-        if kind is FailureKind.TIMEOUT:
-            why += f" (the CPU-time limit of {self.limits.cpu_s} s)"
+        if self.cgroup is not None and self.cgroup.oom_kills() > self._oom_kills:
+            kind, why = FailureKind.MEMORY, why + " (by the kernel, at the worker's cgroup memory limit)"
+        elif kind is FailureKind.TIMEOUT:
+            why += f" (the CPU-time limit: {self.limits.cpu_s} s a call, {self.limits.lifetime_cpu_s} s in the worker's life)"
+        elif kind is FailureKind.FORBIDDEN:
+            why += " (a forbidden system call, refused by the seccomp filter)"
         return self._fatal(kind, f"the worker ended without answering: {why}")
 
     def _spawn(self) -> None:
         if self.sandboxed:
-            self.uid = command.next_uid()
-            argv, env, cwd = command.worker_argv(self.uid, self.limits.tmp_bytes), {}, None
+            self._lease = uids.acquire()
+            self.uid = self._lease.uid
+            self.cgroup = cgroup.for_worker(self.uid, self.limits)
+            self._oom_kills = self.cgroup.oom_kills() if self.cgroup is not None else 0
+            argv, env, cwd = command.worker_argv(self.uid, self.limits.tmp_bytes, self.cgroup), {}, None
         else:
             self._tmp = tempfile.TemporaryDirectory(prefix="sandbox-unsandboxed-")
             argv, env, cwd = command.unsandboxed_argv(), {"HOME": self._tmp.name, "LANG": "C.UTF-8"}, self._tmp.name
@@ -232,7 +246,9 @@ class SandboxWorker:
         )
         assert process.stdout is not None
         self._process = process
-        self._reader = LineReader(process.stdout.fileno(), self.limits.message_bytes)
+        self._pauser = Pauser(process, self.sandboxed, watch_tasks=self._rlimits()["processes"] != 1)
+        process.stdin = ResumingPipe(process.stdin, self._pauser)  # type: ignore[assignment]
+        self._reader = PausingReader(process.stdout.fileno(), self.limits.message_bytes, self._pauser)
         self._drain = OutputDrain(process.stderr, self.limits.kept_output_bytes, self._output_allowed(), lambda: _kill_group(process))
         self._finalizer = weakref.finalize(self, _kill_group, process)
 
@@ -248,8 +264,12 @@ class SandboxWorker:
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
-        if self.sandboxed and self.uid is not None:
-            command.kill_uid(self.uid)  # the PID namespace dies just after bubblewrap: wait until it has
+        if self._pauser is not None:
+            self._pauser.close()
+            self._pauser = None
+        if self._lease is not None:
+            self._lease.end()  # the PID namespace dies just after bubblewrap: the uid is freed once none of it is left
+        self._lease = None
         if self._drain is not None:
             self._drain.join(5)
         if process.stderr is not None:

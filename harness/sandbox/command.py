@@ -1,39 +1,52 @@
 """The worker's command line: bubblewrap around an unprivileged Python, or (asked for) Python with rlimits only.
 
-Inside bubblewrap the worker sees: the interpreter's prefix and the virtual
-environment (read-only, at their own paths, every parent directory created 0755
-so an unprivileged uid can traverse it), ``/usr/lib`` for the C libraries,
-``setpriv``, this package at ``/opt/arena/harness/sandbox``, a minimal ``/dev``,
-its own ``/proc``, and a private writable ``/tmp`` of a fixed size; nothing else
-(no ``/etc``, no home, no project files, no ``/usr/bin`` shell). It runs as root
-without a user namespace (a user namespace would map the fork limit back to
-root) with no network, PID, IPC or UTS namespace of the host, then ``setpriv``
-drops to a uid of its own with every capability gone and no new privileges; the
-worker sets its own rlimits before reading the candidate.
+Inside bubblewrap the worker sees (``view``): the base interpreter, its standard
+library (site-packages and the test suite masked) and the C libraries it links,
+read-only at their own paths (every parent directory 0755 so an unprivileged uid
+can traverse it); ``setpriv``; the worker's own modules as a zip at
+``/opt/arena/worker.zip``; a minimal ``/dev``; its own ``/proc`` with the
+host-wide figures masked; a private writable ``/tmp`` of a fixed size; nothing
+else (no virtual environment, no ``/etc``, no home, no project files, no shell).
+It runs as root without a user namespace (a user namespace would map the fork
+limit back to root) with no network, PID, IPC, UTS or cgroup namespace of the
+host, under a seccomp filter (``seccomp``: no new namespaces, mounts, shared or
+anonymous-file memory, keyrings, bpf, ptrace...), then ``setpriv`` drops to a uid
+of its own with every capability gone and no new privileges; the worker sets its
+own rlimits before reading the candidate. A shell on the host launches it: it
+puts itself in the worker's cgroup (``cgroup``, where the machine has one), opens
+the argument file, the filter and the zip as descriptors 3-5, and becomes
+bubblewrap, which reads its arguments from descriptor 3 (``--args``), so
+``/proc/1/cmdline`` inside is ``bwrap --args 3``.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from functools import lru_cache
 from pathlib import Path
 
+from harness.sandbox import cgroup, seccomp, uids, view
+
 SANDBOX_ROOT = "/opt/arena"
 PACKAGE_DIR = Path(__file__).resolve().parent
-HARNESS_INIT = PACKAGE_DIR.parent / "__init__.py"
+WORKER_ZIP = view.ZIP_INSIDE
+# descriptors the launching shell opens for bubblewrap: its arguments, the seccomp filter, the worker's zip
+ARGS_FD, FILTER_FD, ZIP_FD = 3, 4, 5
+LAUNCH_FAILED = 125  # the launching shell's exit status when it cannot join the cgroup or open a file
+_LAUNCH = (
+    "bwrap=$1 arguments=$2 filter=$3 archive=$4 groups=$5; shift 5; "
+    f'while [ "$groups" -gt 0 ]; do echo $$ > "$1" || exit {LAUNCH_FAILED}; shift; groups=$((groups - 1)); done; '
+    f'exec {ARGS_FD}<"$arguments" {FILTER_FD}<"$filter" {ZIP_FD}<"$archive" || exit {LAUNCH_FAILED}; '
+    f'rm -f "$arguments"; exec "$bwrap" --args {ARGS_FD} -- "$@"'
+)
 INSTALL_HINT = (
     "bubblewrap is not installed or cannot run here: install the Debian package 'bubblewrap' "
     "(as root: apt-get install -y bubblewrap; `make install` does it), or run generated code "
     "without a sandbox, rlimits only, with --unsandboxed (the manifest and report then say UNSANDBOXED)"
 )
-UID_BASE = 200_000  # each worker gets its own uid above this, so one worker's processes never count against another's
-_uids = itertools.count()
 # numerical libraries start a thread per core on import; each counts against the process limit
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -44,13 +57,9 @@ def boot_code(root: str) -> str:
 
 
 def python_flags() -> list[str]:
-    """Isolated mode (no environment variables, no user site, no script directory), no bytecode writes, unbuffered."""
-    return ["-I", "-B", "-u", "-X", "utf8"]
-
-
-def next_uid() -> int:
-    """A uid for the next worker: distinct between the workers of this process, and between processes by pid."""
-    return UID_BASE + ((os.getpid() & 0xFFFF) << 8 | next(_uids) & 0xFF)
+    """Isolated mode (no environment variables, no user site, no script directory), no ``site`` (no site-packages on
+    the path, no ``.pth`` files run), no bytecode writes, unbuffered."""
+    return ["-I", "-S", "-B", "-u", "-X", "utf8"]
 
 
 @lru_cache(maxsize=1)
@@ -61,8 +70,11 @@ def bubblewrap_problem() -> str | None:
         return f"{'bwrap' if bwrap is None else 'setpriv'} not found on PATH"
     if os.geteuid() != 0:
         return "the sandbox runs bubblewrap as root (it drops to an unprivileged uid inside): run as root"
+    if seccomp.host_filter() is None:
+        return f"no seccomp filter for this architecture ({os.uname().machine}; known: x86_64, aarch64)"
     try:
-        probe = subprocess.run(sandbox_argv(next_uid(), 1 << 20) + ["-c", "pass"], capture_output=True, timeout=30, env={}, check=False)
+        with uids.acquire() as lease:  # a uid of the probe's own, freed once none of its processes is left
+            probe = subprocess.run(launch_argv(sandbox_argv(lease.uid, 1 << 20) + ["-c", "pass"]), capture_output=True, timeout=30, env={})
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bubblewrap failed to start: {error}"
     if probe.returncode != 0:
@@ -76,45 +88,18 @@ def readable_roots() -> list[str]:
     return list(dict.fromkeys(roots))
 
 
-def _dirs_to(path: str, made: set[str]) -> list[str]:
-    """``--perms 0755 --dir`` for each parent of ``path`` not made yet (bubblewrap would make them 0700)."""
-    args: list[str] = []
-    parts = Path(path).parts
-    for depth in range(2, len(parts)):
-        parent = str(Path(*parts[:depth]))
-        if parent not in made:
-            made.add(parent)
-            args += ["--perms", "0755", "--dir", parent]
-    return args
-
-
 def _binds() -> list[str]:
-    made: set[str] = {"/tmp"}  # the private tmpfs, mounted first: a venv under /tmp is bound over it, not hidden by it
-    args: list[str] = []
-    prefixes = [os.path.realpath(sys.base_prefix)]
-    venv = os.path.realpath(sys.prefix)
-    if not any(venv == p or venv.startswith(p + "/") for p in prefixes):
-        prefixes.append(venv)
-    for source in prefixes + ["/usr/lib"] + (["/usr/lib64"] if os.path.isdir("/usr/lib64") else []):
-        args += _dirs_to(source, made) + ["--ro-bind", source, source]
-    for link, target in (("/lib", "usr/lib"), ("/lib64", "usr/lib64")):
-        if os.path.islink(link):
-            args += ["--symlink", target, link]
-        elif os.path.isdir(link):
-            args += ["--ro-bind", link, link]
+    made: set[str] = {"/tmp"}  # the private tmpfs, mounted first
+    args = view.interpreter_binds(made)
     setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
-    args += _dirs_to(setpriv, made) + ["--ro-bind", setpriv, setpriv]
-    package = f"{SANDBOX_ROOT}/harness/sandbox"
-    args += _dirs_to(package, made)
-    args += ["--ro-bind", str(HARNESS_INIT), f"{SANDBOX_ROOT}/harness/__init__.py", "--ro-bind", str(PACKAGE_DIR), package]
+    args += view.dirs_to(setpriv, made) + ["--ro-bind", setpriv, setpriv]
+    args += view.dirs_to(WORKER_ZIP, made) + ["--perms", "0444", "--file", str(ZIP_FD), WORKER_ZIP]
     return args
 
 
 def sandbox_argv(uid: int, tmp_bytes: int) -> list[str]:
-    """bubblewrap, setpriv and the interpreter, up to (not including) the ``-c`` program."""
-    python = os.path.join(os.path.realpath(sys.prefix), "bin", "python3")
-    if not os.path.exists(python):
-        python = os.path.realpath(sys.executable)
+    """bubblewrap, setpriv and the interpreter, up to (not including) the ``-c`` program; run it with ``launch_argv``
+    (it names descriptors the launching shell opens)."""
     return [
         shutil.which("bwrap") or "bwrap",
         "--unshare-net",
@@ -146,10 +131,13 @@ def sandbox_argv(uid: int, tmp_bytes: int) -> list[str]:
         "/dev",
         "--proc",
         "/proc",
+        *view.proc_masks(),
         "--chdir",
         "/tmp",
         "--hostname",
         "sandbox",
+        "--seccomp",
+        str(FILTER_FD),
         "--",
         shutil.which("setpriv") or "/usr/bin/setpriv",
         f"--reuid={uid}",
@@ -159,45 +147,37 @@ def sandbox_argv(uid: int, tmp_bytes: int) -> list[str]:
         "--bounding-set=-all",
         "--no-new-privs",
         "--",
-        python,
+        view.interpreter(),
         *python_flags(),
     ]
 
 
-def worker_argv(uid: int, tmp_bytes: int) -> list[str]:
-    """The sandboxed worker's full command line."""
-    return sandbox_argv(uid, tmp_bytes) + ["-c", boot_code(SANDBOX_ROOT)]
+def launch_argv(bwrap_argv: list[str], group: cgroup.WorkerCgroup | None = None) -> list[str]:
+    """The host command that runs ``bwrap_argv``: a shell joins ``group``, opens bubblewrap's options (written to a
+    private file it removes), the seccomp filter and the worker's zip as descriptors 3-5, and becomes bubblewrap with
+    only the command (setpriv, the interpreter) left on its command line."""
+    end = bwrap_argv.index("--")
+    options = b"".join(a.encode() + b"\0" for a in bwrap_argv[1:end])
+    procs = group.procs_files if group is not None else ()
+    head = [shutil.which("sh") or "/bin/sh", "-c", _LAUNCH, "sh", bwrap_argv[0], view.staged(f"args-{os.urandom(8).hex()}", options)]
+    return head + [_filter_file(), _zip_file(), str(len(procs)), *procs, *bwrap_argv[end + 1 :]]
+
+
+@lru_cache(maxsize=1)
+def _filter_file() -> str:
+    return view.staged("seccomp.bpf", seccomp.host_filter() or b"")
+
+
+@lru_cache(maxsize=1)
+def _zip_file() -> str:
+    return view.staged(view.ZIP_NAME, view.worker_zip())
+
+
+def worker_argv(uid: int, tmp_bytes: int, group: cgroup.WorkerCgroup | None = None) -> list[str]:
+    """The sandboxed worker's full command line; in ``group`` (``cgroup.for_worker``) when given."""
+    return launch_argv(sandbox_argv(uid, tmp_bytes) + ["-c", boot_code(WORKER_ZIP)], group)
 
 
 def unsandboxed_argv() -> list[str]:
     """The worker without bubblewrap: this interpreter, isolated mode, rlimits only."""
     return [sys.executable, *python_flags(), "-c", boot_code(str(PACKAGE_DIR.parent.parent))]
-
-
-def processes_of(uid: int) -> list[int]:
-    """Live (not zombie) processes whose real or effective uid is ``uid``, from /proc."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", encoding="ascii", errors="replace") as status:
-                fields = dict(line.split(":", 1) for line in status if ":" in line)
-        except OSError:
-            continue
-        if str(uid) in fields.get("Uid", "").split()[:2] and not fields.get("State", "").strip().startswith("Z"):
-            found.append(int(entry.name))
-    return found
-
-
-def kill_uid(uid: int, seconds: float = 5.0) -> list[int]:
-    """SIGKILL every process of a worker's own ``uid`` until none is left (or ``seconds`` pass); what is left."""
-    deadline = time.monotonic() + seconds
-    while (left := processes_of(uid)) and time.monotonic() < deadline:
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.01)
-    return left

@@ -9,24 +9,27 @@ through a capped writer, so a print can never be taken for an answer.
 
 Requests, one JSON object a line: ``{"op": "call", "id", "method", "args"}``,
 ``{"op": "many", "id", "calls": [[method, args], ...]}``,
-``{"op": "plan", "id", "planner": "mcts" | "playouts" | "minimax", "kwargs"}``. Answers:
-``{"id", "ok": true, "value"}``, ``{"id", "ok": false, "failure"}``, or for
-``many`` ``{"id", "results": [...]}``.
+``{"op": "plan", "id", "planner": "mcts" | "playouts" | "minimax" | "returns_table", "kwargs"}``.
+Answers, each one frame (``answers.FRAME``: magic, the request's id, the length)
+then JSON within the host's bounds: ``{"ok": true, "value"}``,
+``{"ok": false, "failure"}``, or for ``many`` ``{"results": [...]}``.
 """
 
 from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import resource
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable
 from typing import Any
 
-from harness.sandbox import planner
+from harness.sandbox import answers, planner
 from harness.sandbox.guard import Guard
 
 PLANNERS: dict[str, Callable[..., dict[str, Any]]] = {
@@ -38,7 +41,8 @@ PLANNERS: dict[str, Callable[..., dict[str, Any]]] = {
 CWM_FUNCTIONS = ("initial_state", "current_player", "legal_actions", "apply_action", "is_terminal", "returns", "value")
 TRACEBACK_CHARS = 4000
 CHECKED_PLANNER_APPLIES = 100  # the planner checks this many apply_action calls per request for mutation
-_BLOCKED_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENETUNREACH, errno.ECONNREFUSED, errno.EADDRNOTAVAIL}
+# what the kernel answers an operation the walls refuse (EAGAIN: a process or thread past RLIMIT_NPROC)
+_BLOCKED_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENETUNREACH, errno.ECONNREFUSED, errno.EADDRNOTAVAIL, errno.EAGAIN}
 
 
 class OutputLimitExceeded(Exception):
@@ -82,15 +86,17 @@ class Worker:
         self.pid = os.getpid()
         self.message_bytes = int(load["limits"]["message_bytes"])
         self.check_mutation = bool(load.get("check_mutation", True))
-        self.guard = Guard(tuple(load.get("readable", ())))
-        self.guard._tmp = load.get("tmp", "/tmp")
+        self.guard = Guard(tuple(load.get("readable", ())), load.get("tmp", "/tmp"))
+        self._take_events: Callable[[], list[str]] = list  # the hook's refusals since the last take (none without it)
+        self.cpu_s, self.lifetime_cpu_s = int(load["limits"]["cpu_s"]), int(load["limits"]["lifetime_cpu_s"])
+        self._cpu_soft = 0
         self.functions: dict[str, Any] = {}
 
     def load(self, source: str, use_guard: bool) -> dict[str, Any]:
         module = types.ModuleType("candidate")
         sys.modules["candidate"] = module
         if use_guard:
-            self.guard.install()
+            self._take_events = self.guard.install()
         outcome = self._run(lambda: exec(compile(source, "<candidate>", "exec"), module.__dict__))
         if not outcome["ok"]:
             return outcome
@@ -122,45 +128,66 @@ class Worker:
         return value
 
     def _run(self, thunk: Any) -> dict[str, Any]:
-        self.guard.events.clear()
-        self.guard.active = True
+        take_events, pid, classify, getpid = self._take_events, self.pid, _classify, os.getpid  # bound before the program runs
+        take_events()  # what came before this call is not its own
+        self._arm_cpu()
         try:
             value = thunk()
         except BaseException as error:  # noqa: BLE001 - every failure of the candidate is classified, none ends the worker
-            self.guard.active = False
-            if os.getpid() != self.pid:  # a forked copy of the worker must never answer
+            if getpid() != pid:  # a forked copy of the worker must never answer
                 os._exit(0)
-            return _classify(error, self.guard.events)
-        finally:
-            self.guard.active = False
-        if os.getpid() != self.pid:
+            return classify(error, take_events())
+        if getpid() != pid:
             os._exit(0)
-        if self.guard.events:
-            return _failure("forbidden", "blocked: " + "; ".join(self.guard.events[:5]))
+        if events := take_events():
+            return _failure("forbidden", "blocked: " + "; ".join(events[:5]))
         return {"ok": True, "value": value}
 
-    def send(self, request_id: Any, answer: dict[str, Any]) -> None:
-        self._write(self._encode({"id": request_id, **answer}))
+    def _arm_cpu(self) -> None:
+        """The CPU allowance of one call: RLIMIT_CPU's soft limit at least ``cpu_s`` above what is used (SIGXCPU past it)."""
+        soft = min(math.ceil(time.process_time()) + self.cpu_s, self.lifetime_cpu_s)
+        if soft != self._cpu_soft:
+            try:
+                resource.setrlimit(resource.RLIMIT_CPU, (soft, self.lifetime_cpu_s + 1))
+                self._cpu_soft = soft
+            except (OSError, ValueError):  # the program lowered the hard limit itself: that one holds
+                pass
 
-    def send_many(self, request_id: Any, answers: list[dict[str, Any]]) -> None:
-        parts = [self._encode(answer)[:-1] for answer in answers]
-        self._write(b'{"id":' + json.dumps(request_id).encode() + b',"results":[' + b",".join(parts) + b"]}\n")
+    def send(self, request_id: int, answer: dict[str, Any]) -> None:
+        self._write(request_id, self._encode(answer))
 
-    def _encode(self, answer: dict[str, Any]) -> bytes:
+    def send_many(self, request_id: int, results: list[dict[str, Any]]) -> None:
+        parts = [self._encode(result, checked=False) for result in results]
+        payload = b'{"results":[' + b",".join(parts) + b"]}"
+        if answers.bounds_problem(payload, answers.VALUE_DEPTH + 3) is not None:  # find the answers out of bounds
+            payload = b'{"results":[' + b",".join(self._bounded(part) for part in parts) + b"]}"
+        if len(payload) > self.message_bytes:
+            payload = _plain("bad_output", f"the batch's answers are {len(payload)} bytes of JSON, more than {self.message_bytes}")
+        self._write(request_id, payload)
+
+    def _encode(self, answer: dict[str, Any], checked: bool = True) -> bytes:
+        """One answer's JSON: within the message cap and (``checked``) the host's bounds, or a bad_output failure."""
         try:
-            data = json.dumps(answer, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+            data = json.dumps(answer, separators=(",", ":"), allow_nan=False).encode()
         except (TypeError, ValueError, RecursionError) as error:
-            fields = _failure("bad_output", f"the result is not JSON: {error}"[:300])
-            data = json.dumps({**{k: v for k, v in answer.items() if k == "id"}, **fields}).encode() + b"\n"
+            return _plain("bad_output", f"the result is not JSON: {error}"[:300])
         if len(data) > self.message_bytes:
-            fields = _failure("bad_output", f"the result is {len(data)} bytes of JSON, more than {self.message_bytes}")
-            data = json.dumps({**{k: v for k, v in answer.items() if k == "id"}, **fields}).encode() + b"\n"
-        return data
+            return _plain("bad_output", f"the result is {len(data)} bytes of JSON, more than {self.message_bytes}")
+        return self._bounded(data) if checked else data
 
-    def _write(self, data: bytes) -> None:
-        view = memoryview(data)
+    def _bounded(self, data: bytes) -> bytes:
+        problem = answers.bounds_problem(data, answers.VALUE_DEPTH + 1)
+        return data if problem is None else _plain("bad_output", f"the result is out of bounds: {problem}")
+
+    def _write(self, request_id: int, payload: bytes) -> None:
+        """One frame (harness.sandbox.answers.FRAME): the reply to ``request_id``."""
+        view = memoryview(answers.FRAME.pack(answers.FRAME_MAGIC, request_id, len(payload)) + payload)
         while view:
             view = view[os.write(self.out_fd, view) :]
+
+
+def _plain(kind: str, message: str) -> bytes:
+    return json.dumps(_failure(kind, message)).encode()
 
 
 class _PlannerGame:
@@ -210,15 +237,29 @@ def _classify(error: BaseException, blocked: list[str]) -> dict[str, Any]:
         return _failure("mutation", str(error), trace)
     if blocked:
         return _failure("forbidden", "blocked: " + "; ".join(blocked[:5]), trace)
-    if isinstance(error, OSError) and error.errno in _BLOCKED_ERRNOS:
-        return _failure("forbidden", message, trace)
+    if (refused := _refused(error)) is not None:
+        return _failure("forbidden", f"{message} (refused: {type(refused).__name__}: {refused})"[:TRACEBACK_CHARS], trace)
     return _failure("crash", message, trace)
+
+
+def _refused(error: BaseException) -> BaseException | None:
+    """A refusal of the kernel (or of the hook) in the error's chain: what the program saw, even if it raised another."""
+    stack, seen = [error], 0
+    while stack and seen < 32:
+        current = stack.pop()
+        seen += 1
+        if isinstance(current, OSError) and current.errno in _BLOCKED_ERRNOS:
+            return current
+        if isinstance(current, RuntimeError) and str(current) == "can't start new thread":  # RLIMIT_NPROC refused it
+            return current
+        stack += [e for e in (current.__cause__, current.__context__) if e is not None]
+    return None
 
 
 def apply_limits(limits: dict[str, Any]) -> None:
     """The rlimits, set before any of the candidate runs (``processes`` is None when unsandboxed)."""
-    cpu = int(limits["cpu_s"])
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    lifetime = int(limits["lifetime_cpu_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (min(int(limits["cpu_s"]), lifetime), lifetime + 1))
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"],) * 2)
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"],) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"],) * 2)
@@ -242,6 +283,7 @@ def main() -> None:
     while line := stdin.readline(limit + 1):
         request = json.loads(line)
         op, request_id = request.get("op"), request.get("id")
+        request_id = request_id if type(request_id) is int and 0 <= request_id < 1 << 64 else 0
         if op == "call":
             worker.send(request_id, worker.invoke(request.get("method"), request.get("args")))
         elif op == "many":

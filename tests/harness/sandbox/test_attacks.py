@@ -25,12 +25,13 @@ GUARDS = [pytest.param(True, id="guarded"), pytest.param(False, id="os-walls-onl
 
 
 def attack(game_source: str, body: str) -> str:
-    """The trivial game with ``legal_actions`` replaced by the attack, whose body is ``body`` (indented)."""
-    return game_source + "\nimport os, socket, subprocess, sys\n\ndef legal_actions(*args):\n" + body
+    """The trivial game with ``apply_action`` (its answer may be any JSON) replaced by the attack, whose body is
+    ``body`` (indented)."""
+    return game_source + "\nimport os, socket, subprocess, sys\n\ndef apply_action(*args):\n" + body
 
 
 def run_attack(worker):
-    return worker.call("legal_actions", [{"n": 0}])
+    return worker.call("apply_action", [{"n": 0}, 1])
 
 
 def _limits(**changes: object) -> Limits:
@@ -114,8 +115,9 @@ def test_reading_files_outside_fails(make_worker, game_source, tmp_path, guard):
 
 
 def _bound_below(directory: str) -> list[str] | None:
-    """What the sandbox shows of ``directory``: the first step towards the interpreter and the venv, which are bound."""
-    bound = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
+    """What the sandbox shows of ``directory``: the first step towards the interpreter, which is bound (the virtual
+    environment is not: its site-packages hold the project's metadata)."""
+    bound = {os.path.realpath(sys.base_prefix)}
     steps = sorted({Path(path).relative_to(directory).parts[0] for path in bound if path.startswith(directory + "/")})
     return steps or None
 

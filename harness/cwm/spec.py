@@ -28,12 +28,13 @@ RULE_TRANSITIONS = 300  # random-play transitions of the public rules the first 
 
 
 class PromptOnlyCwm(CwmAgent):
-    """A cwm agent that writes its program before its first move, from the prompt and the public rules alone."""
+    """A cwm agent that writes its program before its first move, from the prompt and the public rules alone, unless it
+    adapted (given a budget, as in ``bench paper``): then it plays with the program its adaptation chose."""
 
     written = False
 
     def act(self, observation: Observation) -> int:
-        if not self.written:
+        if not self.written and self.best is None:
             self.written = True
             asyncio.run(self.write_program())
         return super().act(observation)

@@ -58,3 +58,31 @@ def test_a_frozen_deep_copy_plays_on_the_shared_program(sandbox_ready):
         assert duplicate.counts()["plan_failures"] == 0 and agent.worker is not None and agent.worker.pid is not None
     finally:
         agent.close()
+
+
+def test_an_adapted_cwm_spec_plays_with_the_program_its_adaptation_chose(sandbox_ready):
+    """Given a budget (bench paper), the agent adapts; its frozen copy must not write a prompt-only program (a majority
+    rule: mock/coder's prior) at its first move and play against the condition it found (here K < 0, a minority)."""
+    import asyncio
+
+    from harness.play.arena import Arena
+
+    env = make_env(12)  # K = -0.01 on the 6x8 board
+    calls: list[dict] = []
+    agent = make_agent("cwm:model=mock/coder,simulations=64", AgentContext(env.rules, record_call=calls.append), np.random.default_rng(2))
+    agent.budget = 24
+    try:
+        asyncio.run(agent.adapt_async(Arena(env, budget=24)))
+        adapted = agent.best.source
+        assert agent.interval is not None and agent.interval.contains(env.condition.k)
+        frozen = copy.deepcopy(agent)
+        frozen.freeze()
+        wins = 0
+        for game in range(4):
+            opponent = make_agent("random", AgentContext(env.rules), np.random.default_rng(game))
+            players = (frozen, opponent) if game % 2 == 0 else (opponent, frozen)
+            wins += play_game(env.rules, env.condition, *players).rewards[game % 2] == 1
+        assert frozen.best.source == adapted and len(calls) == agent.synth.calls  # no program written after adapting
+        assert wins >= 3
+    finally:
+        agent.close()

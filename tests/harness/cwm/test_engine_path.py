@@ -56,7 +56,9 @@ def _true_table(env: Environment) -> UtilityTable:
 
 
 BIG = _env(standard_layout(16, 16), Fraction(3, 5), turn_limit=10)  # 16x16 and a 10-turn blitz: games end with empties
-SAMPLED = _env(random_layouts(7, 1, rows=(6, 9), cols=(6, 9))[0], Fraction(37, 100))  # a random layout and a K none of the 56 environments has
+SAMPLED = _env(
+    random_layouts(7, 1, rows=(6, 9), cols=(6, 9))[0], Fraction(37, 100)
+)  # a random layout and a K none of the 56 environments has
 
 
 @pytest.mark.parametrize("env", [make_env(14), BIG, SAMPLED], ids=["env14", "16x16-blitz", "random-K0.37"])

@@ -10,9 +10,7 @@ from harness.cli.bench_sandbox import sandbox_table
 
 def test_bench_reports_every_figure(sandbox_ready):
     steps: list[str] = []
-    result = bench_sandbox(
-        calls=20, batch=10, simulations=5, moves=2, playouts=2, minimax_depth=1, progress=steps.append, engine_depth=2
-    )
+    result = bench_sandbox(calls=20, batch=10, simulations=5, moves=2, playouts=2, minimax_depth=1, progress=steps.append, engine_depth=2)
     assert isinstance(result, SandboxBench) and result.sandboxed and result.failures == {}
     assert (result.single_calls.count, result.batched_calls.count, result.batch) == (20, 20, 10)
     assert result.mcts_sandbox.count == result.mcts_engine.count == 2 and result.simulations == 5

@@ -377,6 +377,7 @@ class CwmAgent(ModelAgent[CwmConfig]):
             "utility_table": self.paths.table_text,
             "utility_curve": self.paths.curve,
             "spot_checks": self.spot_checks,
+            "cgroup": self.worker.cgroup_applied if self.worker is not None else None,  # the worker's memory/pids cgroup
             "seconds": self.seconds.report(),
         }
 

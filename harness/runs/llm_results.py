@@ -198,7 +198,8 @@ def cwm_path_lines(counts: dict[str, Any]) -> list[str]:
 def cwm_lines(cwm: dict[str, Any]) -> list[str]:
     """The report's lines on the code world model."""
     counts, final = cwm["counts"], cwm["final_step"]
-    lines = ["", f"Code world model: sandbox {cwm['sandbox']}; K interval of the final reward code: "
+    cgroup = {True: " (memory and pids cgroup applied)", False: " (no cgroup on this machine)"}.get(counts.get("cgroup"), "")
+    lines = ["", f"Code world model: sandbox {cwm['sandbox']}{cgroup}; K interval of the final reward code: "
              f"{counts.get('k_interval') or 'none (no program fits a threshold)'}; model calls {counts.get('model_calls', 0)}, "
              f"code errors {counts.get('code_errors', 0)}, model errors {counts.get('model_errors', 0)}, "
              f"surprises {counts.get('surprises', 0)}, sandbox failures {counts.get('sandbox_failures') or 'none'}.",

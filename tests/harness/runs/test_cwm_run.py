@@ -55,7 +55,8 @@ def test_a_cwm_run_adapts_reports_its_program_and_replays_and_reruns(tmp_path, m
     assert _interval_holds_true_k(cwm["counts"]["k_interval"]), cwm["counts"]["k_interval"]
     assert metrics["referee"].startswith("referee process (enforced")
     report = (run_dir / "report.md").read_text()
-    assert "Code world model: sandbox bubblewrap; K interval of the final reward code:" in report
+    cgroup = " (memory and pids cgroup applied)" if cwm["counts"]["cgroup"] else " (no cgroup on this machine)"
+    assert f"Code world model: sandbox bubblewrap{cgroup}; K interval of the final reward code:" in report
     steered = cwm["counts"]["steered_games"]
     assert 1 <= steered <= 4 and f"Exploration: {steered} games steered towards informative shares" in report
     assert cwm["plot"] == "cwm-accuracy.png" and (run_dir / "cwm-accuracy.png").read_bytes()[:4] == b"\x89PNG"

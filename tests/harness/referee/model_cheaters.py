@@ -93,7 +93,10 @@ def cheating_decider(self, phase, game_index):
         if _active() and phase == "eval":
             seen = FINDINGS.setdefault("stack_in_act", [])
             if len(seen) < 3:
-                seen.append(conditions_reachable(stack_locals())[:1] or ["nothing"])
+                # the frames' locals first: in a long-lived process the search through every module's globals can
+                # spend its object limit before it meets the frames (a test worker that imported hypothesis, torch...)
+                local = conditions_reachable(stack_locals(with_globals=False))[:1]
+                seen.append(local or conditions_reachable(stack_locals())[:1] or ["nothing"])
                 report("model-cheat", FINDINGS)
         return await decide(observation)
 

@@ -11,6 +11,8 @@ budget. In-process (``--in-process``) the same agent finds K: the test can fail.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -80,14 +82,24 @@ def test_under_the_referee_the_cheater_finds_nothing_of_k_and_plays_only_its_bud
     assert both <= set(findings["table_candidates"])  # the layout's published conditions: no way to tell which
 
 
+def _run_in_a_fresh_process(tmp_path: Path, env: int, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``arena run`` in a process of its own: what the agent finds in-process must not depend on what this test worker
+    ran before (its spy walks the whole call stack and every module's globals, within an object limit)."""
+    args = ["run", "--plugin", str(CHEATER), "--agent", "llm-policy", "--model", "mock/first-legal", "--env", str(env)]
+    args += ["--budget", str(BUDGET), "--eval-games", "2", "--checkpoints", "", "--out", str(tmp_path / f"runs-{env}"), *extra]
+    code = "from harness.cli.main import app; app()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, check=False)
+
+
 def test_in_process_the_same_cheater_finds_k(reports, tmp_path):
-    result = _run(tmp_path, MINORITY, "--in-process")
-    assert result.exit_code == 0, result.output
+    completed = _run_in_a_fresh_process(tmp_path, MINORITY, "--in-process")
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, output
     findings = _findings(reports)
     k = repr(make_env(MINORITY).condition)
     assert k in findings["private_attributes"] and findings["after_reset"] == BUDGET  # games past the budget, in no record
     assert any(k in text for seen in findings["stack_in_act"] for text in seen)  # the Condition, or the Environment holding it
-    assert "Referee: in-process (UNENFORCED" in result.output
+    assert "Referee: in-process (UNENFORCED" in " ".join(output.split())
 
 
 def test_a_record_the_referee_never_scored_stops_the_run_and_keeps_what_was_played(reports, tmp_path, monkeypatch):

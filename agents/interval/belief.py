@@ -137,27 +137,11 @@ class KInterval:
 
     def prob_above(self, x: Fraction) -> Fraction:
         """P(K > x) under the belief (module docstring)."""
-        if self.lower is None and self.upper is None:
-            return HALF
-        if self.upper is None:
-            return Fraction(1)
-        if self.lower is None:
-            return Fraction(0)
-        if self.lower == self.upper:
-            return Fraction(int(self.lower > x))
-        return min(Fraction(1), max(Fraction(0), (self.upper - x) / (self.upper - self.lower)))
+        return _prob_above(self.lower, self.upper, x)
 
     def prob_below(self, x: Fraction) -> Fraction:
-        """P(K < x) under the belief (module docstring)."""
-        if self.lower is None and self.upper is None:
-            return HALF
-        if self.lower is None:
-            return Fraction(1)
-        if self.upper is None:
-            return Fraction(0)
-        if self.lower == self.upper:
-            return Fraction(int(self.lower < x))
-        return min(Fraction(1), max(Fraction(0), (x - self.lower) / (self.upper - self.lower)))
+        """P(K < x) under the belief: P(-K > -x) on the interval mirrored about 0."""
+        return _prob_above(_negated(self.upper), _negated(self.lower), -x)
 
     def belief(self) -> Belief:
         """The feasible set as the LLM agents report theirs (unbounded ends as 2.0 / -1.0).
@@ -173,6 +157,23 @@ class KInterval:
             confidence=0.0 if regime == "unknown" else 1.0,
             rationale=f"K in {self.describe()}, deduced exactly from the terminal rewards",
         )
+
+
+def _negated(bound: Fraction | None) -> Fraction | None:
+    return None if bound is None else -bound
+
+
+def _prob_above(lower: Fraction | None, upper: Fraction | None, x: Fraction) -> Fraction:
+    """P(K > x) for K uniform on [lower, upper] (None: unbounded that side; both unbounded: 1/2)."""
+    if lower is None and upper is None:
+        return HALF
+    if upper is None:
+        return Fraction(1)
+    if lower is None:
+        return Fraction(0)
+    if lower == upper:
+        return Fraction(int(lower > x))
+    return min(Fraction(1), max(Fraction(0), (upper - x) / (upper - lower)))
 
 
 def _tighter(

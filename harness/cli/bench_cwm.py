@@ -11,7 +11,7 @@ from rich.text import Text
 
 from harness.bench.cwm import FAMILY_ENVS, WIN_TARGET, CwmBenchRow, bench_cwm, benchmark_cases, random_cases
 from harness.cli.console import stderr_progress, stdout_console
-from harness.cli.options import parse_env_range
+from harness.cli.options import at_least, parse_env_range
 from harness.cwm.refine import MODES
 from harness.sandbox.command import bubblewrap_problem
 from harness.tournaments.stats import wilson
@@ -50,13 +50,8 @@ def cwm(
     The true K is shown (a benchmark, not a run). Rows pass when the code's interval holds K
     and the win rate against Random is at least 90%. Exit 1 when a row fails.
     """
-    for name, value in (("--budget", budget), ("--games", games), ("--simulations", simulations)):
-        if value < 1:
-            raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
-    if mcts_games < 0:
-        raise typer.BadParameter(f"--mcts-games must be 0 or more, got {mcts_games}")
-    if random < 0:
-        raise typer.BadParameter(f"--random must be 0 or more, got {random}")
+    at_least(1, ("--budget", budget), ("--games", games), ("--simulations", simulations))
+    at_least(0, ("--mcts-games", mcts_games), ("--random", random))
     if mode not in MODES:
         raise typer.BadParameter(f"--mode {mode!r}: choose one of {', '.join(MODES)}")
     if not unsandboxed and (problem := bubblewrap_problem()) is not None:

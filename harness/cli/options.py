@@ -26,8 +26,7 @@ from engine.env_spec import SPEC_FORMS, env_key
 from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.layout_text import load_layout
 from engine.suite import SuiteError, read_public, suite_directory
-from harness.registry.importing import source_key
-from harness.registry.plugins import load_plugins
+from harness.referee.outside_agents import use_plugins as use_outside_plugins
 from harness.registry.specs import parse_spec
 
 N_ENVS = N_LAYOUTS * N_CONDITIONS
@@ -114,10 +113,11 @@ def use_plugins(plugins: list[str] | None) -> list[str]:
     Files appear with their absolute paths in the words, so a recorded command works
     from any directory.
     A missing file, an import error or a taken agent name is an AgentSpecError naming
-    the plugin, which the CLI prints as one ``error:`` line.
+    the plugin, which the CLI prints as one ``error:`` line. The ``arena`` command's
+    own process never imports them: an agent process does, and describes them
+    (:mod:`harness.referee.outside_agents`).
     """
-    load_plugins(plugins or ())
-    return [word for source in plugins or () for word in ("--plugin", source_key(source))]
+    return use_outside_plugins(plugins or ())
 
 
 def parse_env_id(text: str) -> int:
@@ -305,3 +305,13 @@ def refuse_newer_schema(path: Path, readable: int) -> None:
             f"{path}: schema_version {version} is newer than this arena reads ({readable}): "
             "the run was written by a newer version of arena; upgrade it to read the run"
         )
+
+
+def at_least(floor: int, *options: tuple[str, float | None], unit: str = "") -> None:
+    """BadParameter naming the first option below ``floor``: ``--games must be 1 or more, got 0``.
+
+    ``options`` are (flag, value) pairs, checked in order; a value of None (not given) passes, NaN does not.
+    """
+    for flag, value in options:
+        if value is not None and not value >= floor:
+            raise typer.BadParameter(f"{flag} must be {floor} or more{unit}, got {value}")

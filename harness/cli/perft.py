@@ -11,7 +11,7 @@ from rich.text import Text
 
 from engine import Rules, State, format_move
 from harness.cli.console import stdout_console
-from harness.cli.options import EnvArgument, LayoutOption, resolve_target
+from harness.cli.options import EnvArgument, LayoutOption, at_least, resolve_target
 
 
 def perft(
@@ -25,8 +25,7 @@ def perft(
     A forced pass is one ply and a finished game one leaf; an environment's turn
     limit is respected. Prints the leaf count, the time and the leaves per second.
     """
-    if depth < 0:
-        raise typer.BadParameter(f"--depth must be 0 or more, got {depth}")
+    at_least(0, ("--depth", depth))
     target = resolve_target(env, layout)
     rules = target.rules
     state = rules.initial_state()

@@ -18,7 +18,7 @@ from rich.text import Text
 from engine import EnvKey
 from engine.env_spec import env_slug
 from harness.cli.console import print_error, stderr_console
-from harness.cli.options import ENV_HELP, ENVS_HELP, check_spec, parse_env, parse_envs, parse_specs, specs_option, use_plugins
+from harness.cli.options import ENV_HELP, ENVS_HELP, at_least, check_spec, parse_env, parse_envs, parse_specs, specs_option, use_plugins
 from harness.cli.tournament_adaptive import resume_adaptive_command, run_adaptive_command
 from harness.cli.tournament_options import NO_FLAGS, TOURNAMENT_OPTIONS, TournamentFlags
 from harness.cli.tournament_output import print_results, progress_bar
@@ -183,10 +183,8 @@ def spec_words(option: str, specs: Sequence[str]) -> list[str]:
 
 
 def _plan(pairings: Sequence, env_ids: list[EnvKey], games: int, seed: int, in_process: bool) -> TournamentPlan:
-    if games < 1:
-        raise typer.BadParameter(f"--games must be 1 or more, got {games}")
-    if seed < 0:
-        raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
+    at_least(1, ("--games", games))
+    at_least(0, ("--seed", seed))
     return make_plan(pairings, env_ids, games, seed, referee=not in_process)
 
 
@@ -222,8 +220,7 @@ def _run(
     settings: dict[str, object] | None = None,
     resume: bool = False,
 ) -> None:
-    if jobs is not None and jobs < 1:
-        raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
+    at_least(1, ("--jobs", jobs))
     jobs = default_jobs() if jobs is None else jobs
     run_dir = out if out is not None else default_run_dir(name)
     if not resume:

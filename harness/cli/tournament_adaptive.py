@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.cli.console import print_error, stderr_console, stdout_console
+from harness.cli.options import at_least
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.sweep.adaptive_run import ADAPTIVE_FILE, AdaptiveReport, AdaptiveSettings, read_adaptive_manifest, run_adaptive_tournament
 from harness.tournaments.plan import GameFailed, TournamentPlan, check_agents
@@ -71,8 +72,7 @@ def default_batch(jobs: int) -> int:
 
 
 def _jobs(jobs: int | None) -> int:
-    if jobs is not None and jobs < 1:
-        raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
+    at_least(1, ("--jobs", jobs))
     return 1 if jobs is None else jobs
 
 

@@ -30,7 +30,7 @@ from agents.posnet.train import (
 )
 from engine.environments import layouts as benchmark_layouts
 from harness.cli.console import print_lines, stderr_progress, stdout_console
-from harness.cli.options import out_file_option
+from harness.cli.options import at_least, out_file_option
 from harness.cli.perft import duration
 from harness.tournaments.tournament import default_run_dir
 
@@ -218,10 +218,8 @@ def ppo(
     from harness.play.arena import Arena
     from harness.play.game import play_game
 
-    if budget < 1:
-        raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
-    if eval_games < 0:
-        raise typer.BadParameter(f"--eval-games must be 0 or more, got {eval_games}")
+    at_least(1, ("--budget", budget))
+    at_least(0, ("--eval-games", eval_games))
     if out is not None and out.suffix != ".pt":
         raise typer.BadParameter(f"--out {str(out)!r}: give a file name ending in .pt")
     try:

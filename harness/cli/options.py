@@ -26,8 +26,7 @@ from engine.env_spec import SPEC_FORMS, env_key
 from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.layout_text import load_layout
 from engine.suite import SuiteError, read_public, suite_directory
-from harness.registry.importing import source_key
-from harness.registry.plugins import load_plugins
+from harness.referee.outside_agents import use_plugins as use_outside_plugins
 from harness.registry.specs import parse_spec
 
 N_ENVS = N_LAYOUTS * N_CONDITIONS
@@ -108,16 +107,17 @@ class OptionGroup:
         return decorate
 
 
-def use_plugins(plugins: list[str] | None) -> list[str]:
+def use_plugins(plugins: list[str] | None, in_process: bool = False) -> list[str]:
     """Load the ``--plugin`` sources before any spec is read; returns the option words that reproduce them.
 
     Files appear with their absolute paths in the words, so a recorded command works
     from any directory.
     A missing file, an import error or a taken agent name is an AgentSpecError naming
-    the plugin, which the CLI prints as one ``error:`` line.
+    the plugin, which the CLI prints as one ``error:`` line. The ``arena`` command's
+    own process never imports them: an agent process does, and describes them
+    (:mod:`harness.referee.outside_agents`).
     """
-    load_plugins(plugins or ())
-    return [word for source in plugins or () for word in ("--plugin", source_key(source))]
+    return use_outside_plugins(plugins or (), in_process)
 
 
 def parse_env_id(text: str) -> int:

@@ -36,7 +36,7 @@ from harness.referee.launch import adopt_environment
 from harness.referee.remote_arena import RemoteArena
 from harness.referee.wire import AgentProcessGone, Wire, int_list
 from harness.registry import plugins
-from harness.registry.specs import make_agent
+from harness.registry.specs import become_agent_process, make_agent
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ def agent_main(connection: Any, job: AgentJob, environ: dict[str, str] | None = 
     sys.argv = sys.argv[:1]  # the start copies the parent's command line, which may name the environment
     if environ is not None:
         adopt_environment(environ)
+    become_agent_process()  # this process imports the plugins; the referee's never do
     wire = Wire(connection)
     try:
         _run(wire, job)

@@ -46,6 +46,7 @@ from harness.play.game import PlyDecision
 from harness.referee.agent_process import load_plugins
 from harness.referee.remote_arena import RemoteArena
 from harness.referee.wire import AgentProcessGone, Wire, int_field, int_list
+from harness.registry.specs import become_agent_process
 
 _interrupted = {"on": False}  # set by this process's SIGINT handler (see the module docstring)
 
@@ -119,6 +120,7 @@ def model_agent_main(connection: Any, job: ModelJob) -> None:
     """The agent process: adapt, then answer evaluation moves until the referee says ``finish``."""
     signal.signal(signal.SIGINT, _on_interrupt)  # stop starting calls and games; the parent ends this process
     sys.argv = sys.argv[:1]  # spawn copies the parent's command line, which names the environment
+    become_agent_process()  # this process imports the plugins; the referee's never do
     wire = Wire(connection)
     try:
         asyncio.run(_life(wire, job))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
-import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,9 +38,11 @@ from harness.models.errors import BudgetCapReached, EndpointDown
 from harness.models.messages import ModelResponse
 from harness.play.decisions import Attempt, FailureCounts, FailureKind, MoveDecision
 from harness.prompting.strategist_agent import Strategy
+from harness.referee.isolation import start_agent
 from harness.referee.model_process import ModelJob, RunInterrupted, model_agent_main
 from harness.referee.referee import Referee
 from harness.referee.session import finish, receive
+from harness.referee.walls import send_signal
 from harness.referee.wire import ProtocolViolation, Wire, int_field
 
 MAX_INDEX = 10**7
@@ -102,12 +103,10 @@ class ModelSession:
         self._reports: dict[int, asyncio.Future[Any]] = {}  # game -> its open report request
         self._broken: Exception | None = None
         self.agent_report: dict[str, Any] = {}  # what the agent said about itself after adapting (untrusted, JSON)
-        context = multiprocessing.get_context("spawn")
-        ours, theirs = context.Pipe(duplex=True)
-        self._process = context.Process(target=model_agent_main, args=(theirs, job), daemon=True, name="arena-model-agent")
-        self._process.start()
-        theirs.close()  # only the agent process holds that end: its exit ends our reads
-        self._wire = Wire(ours)
+        ours, self._process = start_agent(
+            model_agent_main, (job,), network=True, outside=bool(job.plugins), context=multiprocessing.get_context("spawn")
+        )
+        self._wire = Wire(ours)  # only the agent process holds the other end: its exit ends our reads
 
     # ------------------------------------------------------------------ adaptation
 
@@ -254,8 +253,7 @@ class ModelSession:
 
     def interrupt(self) -> None:
         """Pass the operator's interrupt on: the agent process starts no new model call or game (see model_process)."""
-        if self._process.pid is not None and self._process.is_alive():
-            os.kill(self._process.pid, signal.SIGINT)
+        send_signal(self._process, signal.SIGINT)
 
     def kill(self) -> None:
         """End the agent process at once (a second interrupt)."""

@@ -42,7 +42,7 @@ from engine.protocol.observation import observe
 from engine.rules import Rules
 from engine.state import State
 from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire, int_field, int_list
-from harness.registry.specs import make_agent
+from harness.registry.specs import become_agent_process, make_agent
 
 MAX_SPEC = 1000
 MAX_ERROR = 2000
@@ -85,6 +85,7 @@ def player_main(connection: Any, job: PlayerJob) -> None:
     """The player process: serve ``new_game`` and ``act`` until ``finish`` or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends this process
     sys.argv = sys.argv[:1]  # spawn copies the parent's command line, which may name the environment
+    become_agent_process()  # this process imports the plugins; the referee's never do
     wire = Wire(connection)
     try:
         _load_plugins(job.plugins)

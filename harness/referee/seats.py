@@ -26,9 +26,11 @@ from typing import Any
 
 from engine.protocol.observation import Observation
 from engine.rules import Rules
+from harness.referee.isolation import start_agent
 from harness.referee.players import PlayerJob, player_main, rules_message
 from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire, int_field
 from harness.registry.plugins import plugin_sources
+from harness.registry.specs import is_outside
 
 JOIN_SECONDS = 10.0
 MAX_CALLS_PER_MOVE = 100  # attempts of one move (re-asks and retries are far fewer)
@@ -51,9 +53,10 @@ class AgentFailed(RuntimeError):
 class Seat:
     """One player process, started at the first game; ``spin_s``: how long ``act`` polls awake for each answer."""
 
-    def __init__(self, label: str, spin_s: float = 0.0) -> None:
+    def __init__(self, label: str, spin_s: float = 0.0, outside: bool = False) -> None:
         self.label = label
         self.spin_s = spin_s
+        self.outside = outside  # it serves agents from outside the project (and imports them); else only the project's
         self._process: Any = None
         self._wire: Wire | None = None
         self.started = 0  # processes started so far (a failure ends one; the next game starts another)
@@ -84,14 +87,10 @@ class Seat:
             self._start()
 
     def _start(self) -> None:
+        job = PlayerJob(plugin_sources() if self.outside else ())
         context = multiprocessing.get_context("spawn")
-        ours, theirs = context.Pipe(duplex=True)
-        self._process = context.Process(
-            target=player_main, args=(theirs, PlayerJob(plugin_sources())), daemon=True, name=f"arena-player-{self.label}"
-        )
-        self._process.start()
-        theirs.close()  # only the player process holds that end: its exit ends our reads
-        self._wire = Wire(ours)
+        ours, self._process = start_agent(player_main, (job,), network=False, outside=self.outside, context=context)
+        self._wire = Wire(ours)  # only the player process holds the other end: its exit ends our reads
         self.started += 1
 
     def ask(self, agent: str, who: str, op: str, /, *, expected: tuple[str, ...], spin_s: float = 0.0, **fields: Any) -> dict[str, Any]:
@@ -196,6 +195,8 @@ class Seats:
     def __init__(self, spin_s: float = 0.0, shared: bool = False) -> None:
         self.a = Seat("a", spin_s)
         self.b = self.a if shared else Seat("b", spin_s)
+        self._spin_s, self._shared = spin_s, shared
+        self._outside: dict[str, Seat] = {}  # per side, started at the first outside agent's game
 
     def start(self) -> None:
         """Start both player processes now, so that they start up side by side."""
@@ -203,12 +204,22 @@ class Seats:
         self.b.start()
 
     def side(self, side: str) -> Seat:
-        """The seat of side ``"a"`` or ``"b"``."""
+        """The seat of side ``"a"`` or ``"b"`` for the project's agents."""
         return {"a": self.a, "b": self.b}[side]
 
+    def for_spec(self, side: str, spec: str) -> Seat:
+        """The seat that plays ``spec`` on ``side``: agents from outside the project (plugins, installed packages) get
+        player processes of their own, so their code never runs in a process that plays one of the project's agents."""
+        if not is_outside(spec):
+            return self.side(side)
+        key = "a" if self._shared else side
+        if key not in self._outside:
+            self._outside[key] = Seat(f"{key}-outside", self._spin_s, outside=True)
+        return self._outside[key]
+
     def close(self) -> None:
-        self.a.close()
-        self.b.close()
+        for seat in (self.a, self.b, *self._outside.values()):
+            seat.close()
 
     def __enter__(self) -> Seats:
         return self

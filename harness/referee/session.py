@@ -1,8 +1,9 @@
 """The referee's side of one agent's life: start its process, answer its games, run its evaluations.
 
-:class:`AgentSession` starts the agent process (forked from a clean server
-process, :mod:`harness.referee.launch`: it inherits nothing of this one but what
-:class:`AgentJob` and the environment variables carry), answers
+:class:`AgentSession` starts the agent process (behind the walls,
+:mod:`harness.referee.walls`, where they stand; else forked from a clean server
+process, :mod:`harness.referee.launch`: either way it inherits nothing of this
+one but what :class:`AgentJob` and the environment variables carry), answers
 its adaptation messages through a :class:`~harness.referee.referee.Referee`, and
 runs evaluation games here, with the opponent on the referee's side and the
 agent's frozen copy answering over the pipe::
@@ -22,9 +23,11 @@ from engine.environments import Environment
 from engine.protocol.arena import Ledger, PrivilegedUsage
 from engine.protocol.policy import Policy
 from harness.referee.agent_process import AgentJob, agent_main
+from harness.referee.isolation import start_agent
 from harness.referee.launch import agent_context, environment
 from harness.referee.referee import Referee, RemotePolicy
 from harness.referee.wire import AgentProcessGone, ProtocolViolation, Wire
+from harness.registry.specs import is_outside
 
 T = TypeVar("T")
 JOIN_SECONDS = 10.0
@@ -70,12 +73,10 @@ class AgentSession:
             raise ValueError("a privileged agent's job must carry its environment's own condition")
         self.referee = Referee(env, job.budget, ledger)
         self._name = job.agent
-        context = agent_context()
-        ours, theirs = context.Pipe(duplex=True)
-        self._process = context.Process(target=agent_main, args=(theirs, job, environment()), daemon=True, name="arena-agent")
-        self._process.start()
-        theirs.close()  # only the agent process holds that end: its exit ends our reads
-        self._wire = Wire(ours)
+        ours, self._process = start_agent(
+            agent_main, (job,), network=False, outside=is_outside(job.agent), context=agent_context(), unwalled_args=(job, environment())
+        )
+        self._wire = Wire(ours)  # only the agent process holds the other end: its exit ends our reads
 
     def adapt(self, checkpoint_due: Callable[[int], bool], run_checkpoint: Callable[[Policy, int], None]) -> Adapted:
         """Answer adaptation messages until the agent process says it has finished adapting."""

@@ -29,6 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 from agents.spec import AgentEntry, AgentSpecError, declared_entries
+from harness.registry.outside import referee_side
 
 ENTRY_POINT_GROUP = "othello_arena.agents"
 PLUGINS_ENV = "OTHELLO_ARENA_PLUGINS"
@@ -55,6 +56,12 @@ def import_source(source: str) -> tuple[str, list[AgentEntry]]:
     return key, declared_entries(vars(module))
 
 
+def refuse_in_referee(what: str) -> None:
+    """Outside code is never imported in a referee's process (:mod:`harness.registry.outside`): AgentSpecError."""
+    if referee_side():
+        raise AgentSpecError(f"{what} would be imported in a referee's process; only agent processes import outside code")
+
+
 def import_file(path: Path) -> ModuleType:
     """The module of a ``.py`` file, imported under a name unique to its absolute path (reused if imported already).
 
@@ -62,6 +69,7 @@ def import_file(path: Path) -> ModuleType:
     file gets the same module name.
     """
     path = path.expanduser().resolve()
+    refuse_in_referee(f"plugin file {str(path)!r}")
     if not path.is_file():
         problem = "is not a file" if path.exists() else "does not exist"
         raise AgentSpecError(
@@ -98,6 +106,7 @@ def file_module_name(path: Path) -> str:
 
 def import_module_named(name: str, what: str = "agent module") -> ModuleType:
     """An importable module by dotted name; a missing one or one that raises is an AgentSpecError naming it."""
+    refuse_in_referee(f"{what} {name!r}")
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as missing:
@@ -127,6 +136,7 @@ def entry_point_origin(entry_point: importlib.metadata.EntryPoint) -> str:
 def import_entry_point(entry_point: importlib.metadata.EntryPoint) -> tuple[str, list[AgentEntry]]:
     """The origin and the declared agents of an entry point naming a module (or one decorated factory)."""
     origin = entry_point_origin(entry_point)
+    refuse_in_referee(f"entry point {origin}")
     try:
         loaded = entry_point.load()
     except Exception as error:  # noqa: BLE001 - an installed plugin may raise anything while importing

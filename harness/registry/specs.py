@@ -12,14 +12,17 @@ see both ``agents/`` and the model-driven agents of :mod:`harness.prompting`.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 import numpy as np
 
 from agents.base import Agent, AgentContext
 from agents.spec import AgentEntry, AgentSpecError, Param, declared_entries
+from harness.registry import outside
 from harness.registry.importing import (
     ENTRY_POINT_GROUP,
+    PLUGINS_ENV,
     import_entry_point,
     import_module_named,
     import_source,
@@ -103,14 +106,49 @@ def registry() -> dict[str, AgentEntry]:
                 _REGISTRY.setdefault(entry.name, entry)
             _collected.append(module)
     if not _installed:
-        for entry_point in installed_entry_points():
-            origin, entries = import_entry_point(entry_point)
-            _add(entries, origin)
-        for source in inherited_sources():
-            origin, entries = import_source(source)
-            _add(entries, origin)
+        if outside.referee_side():  # the referee imports no outside code: it knows outside agents by description
+            for entry, origin in outside.placeholder_entries(outside.described()):
+                _add([entry], origin)
+        else:
+            for entry_point in installed_entry_points():
+                origin, entries = import_entry_point(entry_point)
+                _add(entries, origin)
+            for source in inherited_sources():
+                origin, entries = import_source(source)
+                _add(entries, origin)
         _installed.append(True)
     return dict(_REGISTRY)
+
+
+def become_agent_process() -> None:
+    """This process runs agents. Where its starter said it serves only the project's agents
+    (:data:`~harness.registry.outside.OUTSIDE_ENV` ``"0"``), it imports no outside code at all (no plugin, no
+    installed entry point): an outside agent's code then cannot reach a project agent's process. Otherwise it imports
+    them (the placeholders of a referee's registry, if it had any, are dropped first)."""
+    project_only = os.environ.get(outside.OUTSIDE_ENV) == "0"
+    outside.become_agent()
+    placeholders = [name for name, entry in _REGISTRY.items() if entry.factory.__module__ == outside.__name__]
+    for name in placeholders:
+        del _REGISTRY[name]
+        _ORIGINS.pop(name, None)
+    if project_only:
+        os.environ.pop(PLUGINS_ENV, None)
+        _installed[:] = [True]
+    elif placeholders or not _ORIGINS:
+        _installed.clear()
+
+
+def is_outside(spec: str) -> bool:
+    """Whether the spec names an agent from outside the project (a plugin's, an installed package's)."""
+    return parse_spec(spec)[0].name in agent_origins()
+
+
+def add_described(descriptions: list[dict[str, Any]]) -> None:
+    """In a referee's process: make the outside agents an agent process described known by spec (placeholders)."""
+    registry()
+    for entry, origin in outside.placeholder_entries(descriptions):
+        if entry.name not in _REGISTRY:
+            _add([entry], origin)
 
 
 def agent_origins() -> dict[str, str]:

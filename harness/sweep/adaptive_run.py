@@ -95,7 +95,7 @@ def run_adaptive_tournament(
         if plan.referee and len(plan.privileged_agents) < len(plan.agents):
             if jobs == 1:
                 seats.start()
-            check_agents_on_seat(plan, seats.a)  # before anything is written
+            check_agents_on_seat(plan, seats)  # before anything is written
             if jobs > 1:
                 seats.close()  # the workers have their own
         with writer_lock(run_dir), BatchPlayer(plan, jobs, seats, stop) as player:

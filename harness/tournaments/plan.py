@@ -50,7 +50,7 @@ from engine.protocol.policy import Policy
 from engine.state import BLACK, WHITE
 from harness.play.game import play_game
 from harness.play.grants import EvaluationGrants
-from harness.referee.seats import AgentFailed, RemotePlayer, Seat, Seats
+from harness.referee.seats import AgentFailed, RemotePlayer, Seats
 from harness.registry.specs import canonical_spec, make_agent, parse_spec
 
 GAME_LINE_SCHEMA = 1
@@ -234,8 +234,8 @@ def check_agents(specs: Sequence[str], env_id: EnvKey, *, unprivileged: bool = T
             raise AgentSpecError(_cannot_build(spec, str(error))) from None
 
 
-def check_agents_on_seat(plan: TournamentPlan, seat: Seat) -> None:
-    """Build each unprivileged agent of the plan once in ``seat``'s player process (the public rules only).
+def check_agents_on_seat(plan: TournamentPlan, seats: Seats) -> None:
+    """Build each unprivileged agent of the plan once in side A's player process for it (the public rules only).
 
     An agent that cannot be built there is an AgentSpecError, as in :func:`check_agents`.
     """
@@ -243,7 +243,7 @@ def check_agents_on_seat(plan: TournamentPlan, seat: Seat) -> None:
     for spec in plan.agents:
         if not is_privileged(spec):
             try:
-                seat.new_game(rules, spec, 0, 0)
+                seats.for_spec("a", spec).new_game(rules, spec, 0, 0)
             except AgentFailed as failure:
                 raise AgentSpecError(_cannot_build(spec, failure.detail)) from None
 
@@ -320,7 +320,7 @@ def _play(task: GameTask, seats: Seats | None) -> GameLine:
         elif task.referee and seats is not None:
             colour = "black" if (task.a_colour == BLACK) == (side == "a") else "white"
             who = f"{side.upper()}, {colour}"
-            agents.append(seats.side(side).new_game(env.rules, spec, task.game_seed, stream, who, side))
+            agents.append(seats.for_spec(side, spec).new_game(env.rules, spec, task.game_seed, stream, who, side))
         else:
             agents.append(make_agent(spec, AgentContext(env.rules, record_call=calls[side].append), np.random.default_rng(seeds[stream])))
     a, b = agents

@@ -252,7 +252,7 @@ def run_tournament(
             with shielded(stop):  # a forced stop waits for the player processes to start
                 if jobs == 1:
                     seats.start()
-                check_agents_on_seat(plan, seats.a)  # before anything is written; raises AgentSpecError
+                check_agents_on_seat(plan, seats)  # before anything is written; raises AgentSpecError
             if jobs > 1:
                 seats.close()  # the workers have their own
         with writer_lock(run_dir):  # one writer per run directory: a second command fails at once, naming the holder

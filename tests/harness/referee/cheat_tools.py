@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from typing import Any
 
 from engine.condition import Condition
@@ -46,7 +47,15 @@ def stack_locals(with_globals: bool = True) -> list[Any]:
     return global_values + local_values
 
 
+def process_tag() -> str:
+    """This process's pid and a random part: pids repeat across sandboxes (each has its own PID namespace)."""
+    return f"{os.getpid()}-{_TAG}"
+
+
+_TAG = uuid.uuid4().hex[:12]
+
+
 def report(name: str, findings: dict[str, Any]) -> None:
-    if directory := os.environ.get("CHEAT_REPORT"):
-        with open(os.path.join(directory, f"{name}-{os.getpid()}.json"), "w", encoding="utf-8") as out:
+    if directory := os.environ.get("CHEAT_REPORT") or os.environ.get("ARENA_AGENT_WRITABLE"):
+        with open(os.path.join(directory, f"{name}-{process_tag()}.json"), "w", encoding="utf-8") as out:
             json.dump(findings, out, sort_keys=True)

@@ -21,7 +21,7 @@ from engine.environments import Environment, all_envs
 from engine.protocol.arena import BudgetExhausted, Ledger, PrivilegeRefused
 
 sys.path.insert(0, str(Path(__file__).parent))  # a plugin is imported by path, in agent processes too
-from cheat_tools import conditions_reachable, report, stack_locals  # noqa: E402
+from cheat_tools import conditions_reachable, process_tag, report, stack_locals  # noqa: E402, F401 - process_tag: for tournament_cheaters
 
 
 @register("cheat-all", "test cheater: every way in-process to learn K or play past the budget")

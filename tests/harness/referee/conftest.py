@@ -16,5 +16,7 @@ def reports(monkeypatch, tmp_path) -> Path:
     monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))
     directory = tmp_path / "reports"
     directory.mkdir()
+    directory.chmod(0o1777)  # agent processes behind the walls write as uids of their own
     monkeypatch.setenv("CHEAT_REPORT", str(directory))
+    monkeypatch.setenv("ARENA_AGENT_WRITABLE", str(directory))  # bound writable into their sandboxes
     return directory

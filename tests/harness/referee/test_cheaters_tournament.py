@@ -58,7 +58,9 @@ def _findings(command: str, env: int, tmp_path: Path, monkeypatch, *extra: str) 
     """Run the command on ``env`` with the plugin; every report the cheater wrote, as JSON objects."""
     reports = tmp_path / f"reports-{command}-{env}{''.join(extra)}"
     reports.mkdir()
+    reports.chmod(0o1777)  # player processes behind the walls write as uids of their own
     monkeypatch.setenv("CHEAT_REPORT", str(reports))  # inherited by the processes the command starts
+    monkeypatch.setenv("ARENA_AGENT_WRITABLE", str(reports))  # bound writable into their sandboxes
     args = [word.format(env=env) for word in COMMANDS[command]]
     out = tmp_path / f"run-{command}-{env}{''.join(extra)}"
     result = CliRunner().invoke(app, [*args, "--plugin", str(PLUGIN), "--out", str(out), *extra], env=WIDE)

@@ -1,8 +1,11 @@
-"""Agent processes forked from the warmed server (harness.referee.launch) start as a spawned process would.
+"""Agent processes start from a warmed server: behind the walls (harness.referee.walls), or, outside them
+(--unsandboxed-agents), forked from the forkserver (harness.referee.launch) as a spawned process would.
 
-They see the parent's environment variables as they are when the process starts
-(not as they were when the server started), its working directory, and no
-condition the server could have built while warming up.
+Behind the walls they see only the harmless environment variables and a private
+/tmp as their working directory; outside them, the parent's environment variables
+as they are when the process starts (not as they were when the server started) and
+its working directory. Either way no condition the server could have built while
+warming up.
 """
 
 from __future__ import annotations
@@ -13,13 +16,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine import make_env
+from harness.referee import walls
 from harness.referee.agent_process import AgentJob
+from harness.referee.isolation import UNSANDBOXED_ENV
 from harness.referee.launch import agent_context
 from harness.referee.session import AgentSession
 from harness.registry.plugins import load_plugins, plugin_sources
 
 PROBE = Path(__file__).with_name("launch_probe.py")
+walled = pytest.mark.skipif(walls.walls_problem() is not None, reason=f"no walls here: {walls.walls_problem()}")
 
 
 def _probe(env_id: int = 0, agent: str = "launch-probe", plugins: tuple[str, ...] | None = None) -> dict:
@@ -36,7 +44,13 @@ def _probe(env_id: int = 0, agent: str = "launch-probe", plugins: tuple[str, ...
     return found
 
 
-def test_an_agent_process_sees_the_environment_and_directory_of_its_start(reports, monkeypatch, tmp_path):
+@pytest.fixture
+def unsandboxed(monkeypatch):
+    """Agent processes outside the walls (--unsandboxed-agents), as before them."""
+    monkeypatch.setenv(UNSANDBOXED_ENV, "1")
+
+
+def test_an_unsandboxed_agent_process_sees_the_environment_and_directory_of_its_start(reports, monkeypatch, tmp_path, unsandboxed):
     load_plugins([PROBE])
     monkeypatch.delenv("ARENA_LAUNCH_PROBE", raising=False)
     first = _probe()  # the server runs from here on (started by this test or an earlier one)
@@ -47,6 +61,17 @@ def test_an_agent_process_sees_the_environment_and_directory_of_its_start(report
     assert second["variable"] == "set after the server started"
     assert second["cwd"] == str(tmp_path)
     assert first["parent"] == second["parent"] != os.getpid()  # forked by the server, not by this process
+
+
+@walled
+def test_behind_the_walls_an_agent_process_sees_no_variable_nor_folder_of_its_parent(reports, monkeypatch, tmp_path):
+    load_plugins([PROBE])
+    monkeypatch.setenv("ARENA_LAUNCH_PROBE", "a variable of the referee's process")
+    monkeypatch.chdir(tmp_path)
+    first, second = _probe(), _probe()
+    assert first["variable"] is None and second["variable"] is None
+    assert first["cwd"] == second["cwd"] == "/tmp"  # its own, private /tmp
+    assert first["parent"] == second["parent"] == 2  # the server, in a PID namespace of its own (1: its init)
 
 
 def test_an_agent_process_knows_the_plugins_its_parent_loaded_after_the_server_started(reports, tmp_path):
@@ -97,7 +122,26 @@ def test_a_failed_warm_up_is_reported_not_raised():
     assert "could not warm up (RuntimeError: no kernels today); agent processes start slower" in out.stderr
 
 
-def test_a_forked_process_starts_agent_processes_by_spawn(reports):
+@walled
+def test_a_forked_process_starts_a_server_of_its_own_behind_the_walls(reports):
+    load_plugins([PROBE])
+    _probe()  # this process's server is running
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child inherited the server's socket, which only its parent may use
+        try:
+            os.write(write, json.dumps({"servers": len(walls._servers), **_probe()}).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    with os.fdopen(read) as answer:
+        found = json.loads(answer.read())
+    assert found["servers"] == 0 and found["parent"] == 2 and found["conditions"] == []
+    assert len(walls._servers) >= 1
+
+
+def test_a_forked_process_starts_agent_processes_by_spawn(reports, unsandboxed):
     load_plugins([PROBE])
     _probe()  # this process's server is running
     read, write = os.pipe()

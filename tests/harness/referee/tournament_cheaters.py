@@ -39,7 +39,9 @@ def _helpers():
     return module
 
 
-conditions_reachable, report, stack_locals = (getattr(_helpers(), name) for name in ("conditions_reachable", "report", "stack_locals"))
+conditions_reachable, report, stack_locals, process_tag = (
+    getattr(_helpers(), name) for name in ("conditions_reachable", "report", "stack_locals", "process_tag")
+)
 
 # The environment table as data (building its Condition objects would put them among the live objects scanned).
 TABLE = reference_data()["conditions"]
@@ -78,7 +80,7 @@ def _live_conditions() -> list[str]:
 class CheatPlay(Agent):
     def __init__(self, context, rng) -> None:
         super().__init__(context, rng)
-        self.report_name = f"cheat-play-{os.getpid()}-{next(_instances)}"
+        self.report_name = f"cheat-play-{process_tag()}-{next(_instances)}"
         stack = stack_locals()
         self.findings: dict[str, Any] = {
             "grant": "none" if context.grant_simulator is None else "GRANTED",

@@ -59,9 +59,7 @@ def _checked(source: str) -> str:
 
 def describe(sources: tuple[str, ...]) -> list[dict[str, Any]]:
     """What an agent process says the sources (and the installed entry points) declare; AgentSpecError on failure."""
-    connection, process = start_agent(
-        describe_main, (sources,), network=False, outside=True, context=multiprocessing.get_context("spawn")
-    )
+    connection, process = start_agent(describe_main, (sources,), network=False, outside=True, context=multiprocessing.get_context("spawn"))
     try:
         if not connection.poll(DESCRIBE_SECONDS):
             raise AgentSpecError(f"the plugins {', '.join(sources) or '(installed)'} were not described within {DESCRIBE_SECONDS:g} s")

@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: venv numba-cache sandbox-tools browser-tools demo test coverage coverage-floor mutation bench clean
+.PHONY: venv numba-cache sandbox-tools browser-tools demo docs test coverage coverage-floor mutation bench clean
 
 venv: $(STAMP)
 
@@ -49,6 +49,13 @@ numba-cache: $(NUMBA_STAMP)
 demo: venv numba-cache sandbox-tools
 	$(VENV)/bin/arena demo
 
+# The documentation site (mkdocs.yml, docs/) into site/, offline; `make test` builds it with --strict (a broken link,
+# a page missing from the navigation or a missing anchor fails). The CLI reference and the file formats' schemas are
+# generated while it builds (docs/hooks/).
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --site-dir site
+docs: venv
+	$(MKDOCS)
+
 # lint-imports checks the layer contracts in pyproject.toml (engine <- agents <- harness <- cli, no cycles);
 # ruff lints, `ruff format --check` fails on unformatted code (run `ruff format .`), and mypy checks types (both configured in pyproject.toml: mypy is strict on engine/,
 # harness/records/ and harness/models/).
@@ -63,6 +70,7 @@ test: venv numba-cache sandbox-tools browser-tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(MKDOCS) --strict
 	@types=$$(mktemp); ($(VENV)/bin/mypy > $$types 2>&1) & mypy=$$!; \
 	echo "$(VENV)/bin/mypy (beside the first part)"; \
 	echo "$(VENV)/bin/python -m pytest -n 2 $(KERNELS_FIRST)"; \
@@ -131,5 +139,5 @@ bench: venv numba-cache
 	$(VENV)/bin/arena bench engine
 
 clean:
-	rm -rf $(VENV) .numba_cache .pytest_cache .hypothesis .mypy_cache .coverage .coverage.* htmlcov mutants build dist *.egg-info
+	rm -rf $(VENV) .numba_cache .pytest_cache .hypothesis .mypy_cache .coverage .coverage.* htmlcov mutants build dist site *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

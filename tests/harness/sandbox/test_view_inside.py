@@ -2,7 +2,7 @@
 
 A program walks every file it can read (``/proc`` included, symlink targets too)
 and looks, in the sandbox, for what must not be there: lines of the project's
-README (the rule family, the id scheme, the published K), the environment table,
+README and the manual (the rule family, the id scheme, the published K), the environment table,
 the repository's absolute path, a fake API key in the parent's environment and a
 secret file the parent holds. The needles travel as call arguments (in memory),
 never in a file. The audit hook is off: what the kernel lets it read is what counts.
@@ -69,8 +69,9 @@ def initial_state(needles):
 
 
 def _project_lines() -> list[str]:
-    """Lines of the README and string values of the environment table long enough to be the project's own."""
-    lines = [line.strip() for line in (REPOSITORY / "README.md").read_text().splitlines()]
+    """Lines of the README and the manual (docs/) and string values of the environment table long enough to be the project's own."""
+    pages = [REPOSITORY / "README.md", *sorted((REPOSITORY / "docs").rglob("*.md"))]
+    lines = [line.strip() for page in pages for line in page.read_text(encoding="utf-8").splitlines()]
     if ENVIRONMENT_TABLE.exists():
         table = json.loads(ENVIRONMENT_TABLE.read_text())
         lines += [value.strip() for value in table.values() if isinstance(value, str)]
@@ -83,7 +84,7 @@ def test_nothing_of_the_project_or_the_host_is_readable_inside(make_worker, game
     secret = "secret-file-" + uuid.uuid4().hex
     (tmp_path / "credentials").write_text(secret)
     published_k = [line for line in _project_lines() if "K" in line]
-    assert published_k, "the README names K: the needles must include it"
+    assert published_k, "the README and the manual name K: the needles must include it"
     needles = {"lines": _project_lines(), "substrings": [str(REPOSITORY), api_key, secret, str(tmp_path)]}
     worker = make_worker(game_source + WALK, LIMITS, guard=False)
     found = worker.call("initial_state", [needles]).unwrap()

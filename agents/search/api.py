@@ -139,24 +139,14 @@ def _position(rules: Rules, state: State) -> tuple:
     return g.words(state.own), g.words(state.opponent), state.placed(colour), state.placed(1 - colour)
 
 
+def _table_args(tables: SearchTables, use_tt: bool) -> tuple:
+    """The part of a kernel context both searches share: hashing, the table, the move buffers and the counters."""
+    return (tables.zobrist, tables.tt.arrays, use_tt, tables.move_buffer, tables.score_buffer, tables.order, tables.stats)
+
+
 def _search_context(rules, tables, weights, term, use_tt, deadline) -> tuple:
     limit, counting = rules.limit_args
-    return (
-        limit,
-        counting,
-        rules.geometry.kernel_args,
-        tables.features.kernel_args,
-        weights,
-        term,
-        tables.zobrist,
-        tables.tt.arrays,
-        use_tt,
-        tables.move_buffer,
-        tables.score_buffer,
-        tables.order,
-        tables.stats,
-        deadline,
-    )
+    return (limit, counting, rules.geometry.kernel_args, tables.features.kernel_args, weights, term, *_table_args(tables, use_tt), deadline)
 
 
 def _check_depth(depth: int) -> None:
@@ -278,19 +268,7 @@ def solve_position(
     values = np.full(len(root_moves), -np.inf)
     tables.tt.clear()
     limit, counting = rules.limit_args
-    cx = (
-        limit,
-        counting,
-        rules.geometry.kernel_args,
-        utility,
-        tables.zobrist,
-        tables.tt.arrays,
-        use_tt,
-        tables.move_buffer,
-        tables.score_buffer,
-        tables.order,
-        tables.stats,
-    )
+    cx = (limit, counting, rules.geometry.kernel_args, utility, *_table_args(tables, use_tt))
     remaining = empties(rules, state)
     value = endgame.solve_root(*_position(rules, state), remaining, cx, root_moves, values)
     best = int(root_moves[int(np.argmax(values))])

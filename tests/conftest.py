@@ -23,6 +23,21 @@ settings.register_profile("thorough", deadline=None, max_examples=1000, print_bl
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(scope="session")
+def cwm_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The end-to-end cwm run (``tests/harness/runs/test_cwm_run.py``'s ``config()``: env 40, mock/coder), played
+    once per test process for the tests that only read it (its report, replay and rerun, the resume's reference, the
+    viewer's page); skipped where bubblewrap cannot run. A test that changes a run plays its own.
+    """
+    from harness.runs.llm_run import run_llm
+    from harness.sandbox.command import bubblewrap_problem
+    from tests.harness.runs.test_cwm_run import config
+
+    if bubblewrap_problem() is not None:
+        pytest.skip(f"bubblewrap cannot run: {bubblewrap_problem()}")
+    return run_llm(config(), out=tmp_path_factory.mktemp("cwm-run"), run_id="r")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``long`` (end-to-end runs of many seconds) first, in their order, then the rest.
 

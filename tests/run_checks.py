@@ -32,17 +32,19 @@ class Killed(Exception):
     """Raised from an ``on_game`` hook to interrupt a run in the middle."""
 
 
-def interrupted_then_resumed(config, tmp_path, stop_at):
+def interrupted_then_resumed(config, tmp_path, stop_at, whole=None):
     """(uninterrupted run dir, run dir interrupted after the game ``stop_at(entry)`` picks, then resumed).
 
-    Returns also the games on record at the interruption, for checks of what the cut run kept.
+    Returns also the games on record at the interruption, for checks of what the cut run kept. ``whole``: the
+    uninterrupted run of ``config`` when a fixture has played it already (played here otherwise).
     """
     import pytest
 
     from harness.records.transcript import TranscriptReader
     from harness.runs.llm_run import run_llm
 
-    whole = run_llm(config, out=tmp_path / "whole", run_id="r")
+    if whole is None:
+        whole = run_llm(config, out=tmp_path / "whole", run_id="r")
 
     def hook(entry):
         if stop_at(entry):

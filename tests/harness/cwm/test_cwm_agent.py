@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -10,7 +13,7 @@ import pytest
 
 from agents.base import AgentContext
 from agents.interval.belief import KInterval
-from engine import make_env
+from engine import Environment, make_env
 from harness.bench.cwm import games_against_random
 from harness.cwm.agent import CwmAgent
 from harness.cwm.config import CwmConfig
@@ -18,6 +21,7 @@ from harness.cwm.refine import RefineConfig
 from harness.models.client import ModelClient
 from harness.models.coder import feasible_k, program_for, simplest_k
 from harness.play.arena import Arena
+from harness.sandbox.command import bubblewrap_problem
 from harness.sandbox.limits import Limits
 
 LAYOUT = 5  # Random Board 2 (6x8, obstacles): the smallest benchmark board, so a test takes seconds
@@ -45,40 +49,86 @@ def _agent(env, mode: str, calls: list, beliefs: list) -> CwmAgent:
     )
 
 
-@pytest.mark.long
-@pytest.mark.parametrize("family", FAMILIES)
-def test_cwm_adapts_and_its_reward_code_holds_the_true_k(sandbox_ready, family):
+@dataclass(frozen=True)
+class Adapted:
+    """What an adaptation left, read right after it (before any freeze or evaluation game)."""
+
+    env: Environment
+    agent: CwmAgent
+    remaining: int
+    calls: list
+    beliefs: list
+    interval: KInterval | None
+    all_passed: bool
+    synth_calls: int
+    steps: list
+    regime: str
+    counts: dict
+
+
+def _adapt(family: str) -> Adapted:
     env = make_env(7 * FAMILIES[family] + LAYOUT)
     calls, beliefs = [], []
     agent = _agent(env, "tree" if FAMILIES[family] % 2 == 0 else "conversation", calls, beliefs)
     arena = Arena(env, budget=BUDGET)
     try:
         asyncio.run(agent.adapt_async(arena))
-        assert arena.remaining == 0
-        assert agent.interval is not None and agent.interval.contains(env.condition.k), agent.counts()
-        assert agent.best is not None and agent.best.score.all_passed
-        assert 1 <= len(calls) == agent.synth.calls <= 5 and all(c["failure_kind"] is None for c in calls[-1:])
-        assert agent.steps and agent.steps[-1]["train_h"] == 1.0 and agent.steps[-1]["test_transition"] == 1.0
-        assert agent.steps[-1]["failing_tests"] == []  # what arena view shows beside each program version
-        assert all(step["train_h"] < 1.0 for step in agent.steps if step["failing_tests"])
-        assert beliefs and beliefs[-1][1] is not None
-        assert agent.belief().regime == ("majority" if env.condition.k > Fraction(1, 2) else "minority")
-        assert agent.counts()["model_errors"] == 0
-    finally:
+        return Adapted(
+            env,
+            agent,
+            arena.remaining,
+            list(calls),
+            list(beliefs),
+            agent.interval,
+            agent.best is not None and agent.best.score.all_passed,
+            agent.synth.calls,
+            copy.deepcopy(agent.steps),
+            agent.belief().regime,
+            dict(agent.counts()),
+        )
+    except BaseException:
         agent.close()
+        raise
+
+
+@pytest.fixture(scope="module")
+def majority_adapted() -> Iterator[Adapted]:
+    """The K>1 family's adaptation (tree mode), shared by its checks and the frozen agent's games."""
+    problem = bubblewrap_problem()
+    if problem is not None:
+        pytest.skip(f"bubblewrap cannot run here ({problem}): install the Debian package bubblewrap, as root")
+    adapted = _adapt("K>1")
+    yield adapted
+    adapted.agent.close()
 
 
 @pytest.mark.long
-def test_frozen_cwm_mostly_beats_random_on_a_majority_board(sandbox_ready):
-    env = make_env(7 * 0 + LAYOUT)
-    agent = _agent(env, "tree", [], [])
+@pytest.mark.parametrize("family", FAMILIES)
+def test_cwm_adapts_and_its_reward_code_holds_the_true_k(sandbox_ready, request, family):
+    adapted = request.getfixturevalue("majority_adapted") if family == "K>1" else _adapt(family)
     try:
-        asyncio.run(agent.adapt_async(Arena(env, budget=BUDGET)))
-        agent.freeze()
-        wins, _ = games_against_random(agent, env, 6, seed=0)
-        assert wins >= 5
+        env, calls = adapted.env, adapted.calls
+        assert adapted.remaining == 0
+        assert adapted.interval is not None and adapted.interval.contains(env.condition.k), adapted.counts
+        assert adapted.all_passed
+        assert 1 <= len(calls) == adapted.synth_calls <= 5 and all(c["failure_kind"] is None for c in calls[-1:])
+        assert adapted.steps and adapted.steps[-1]["train_h"] == 1.0 and adapted.steps[-1]["test_transition"] == 1.0
+        assert adapted.steps[-1]["failing_tests"] == []  # what arena view shows beside each program version
+        assert all(step["train_h"] < 1.0 for step in adapted.steps if step["failing_tests"])
+        assert adapted.beliefs and adapted.beliefs[-1][1] is not None
+        assert adapted.regime == ("majority" if env.condition.k > Fraction(1, 2) else "minority")
+        assert adapted.counts["model_errors"] == 0
     finally:
-        agent.close()
+        if family != "K>1":
+            adapted.agent.close()
+
+
+@pytest.mark.long
+def test_frozen_cwm_mostly_beats_random_on_a_majority_board(majority_adapted):
+    agent = majority_adapted.agent
+    agent.freeze()
+    wins, _ = games_against_random(agent, majority_adapted.env, 6, seed=0)
+    assert wins >= 5
 
 
 def test_mock_coder_guesses_a_majority_first_then_the_simplest_k_the_evidence_allows():

@@ -1,4 +1,4 @@
-"""Fixtures of the replay tests: one small mock-model run per module, and a copy of it for each test to damage."""
+"""Fixtures of the replay tests: one small mock-model run per test process, and a copy of it for each test to damage."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ from record_tamper import SMALL_RUN
 from harness.runs.llm_run import LlmRunConfig, run_llm
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def base_run(tmp_path_factory):
-    """10 adaptation games and 2 evaluation games of mock/first-legal on env 21 (12 games, 660 calls)."""
+    """10 adaptation games and 2 evaluation games of mock/first-legal on env 21 (12 games, 660 calls).
+
+    Played once per test process for the five modules that read it; read-only (a test that damages it takes ``run_dir``).
+    """
     return run_llm(LlmRunConfig(**SMALL_RUN), out=tmp_path_factory.mktemp("runs"), run_id="r")
 
 

@@ -47,8 +47,8 @@ def _interval_holds_true_k(text: str) -> bool:
     return above and below
 
 
-def test_a_cwm_run_adapts_reports_its_program_and_replays_and_reruns(tmp_path, monkeypatch):
-    run_dir = run_llm(config(), out=tmp_path, run_id="r")
+def test_a_cwm_run_adapts_reports_its_program_and_replays_and_reruns(cwm_run, tmp_path, monkeypatch):
+    run_dir = cwm_run  # run_llm(config()), played once for the tests that read it (tests/conftest.py)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     cwm = metrics["cwm"]
     assert cwm["sandbox"] == "bubblewrap" and cwm["counts"]["model_calls"] >= 1
@@ -67,8 +67,8 @@ def test_a_cwm_run_adapts_reports_its_program_and_replays_and_reruns(tmp_path, m
 
 
 @pytest.mark.parametrize("cut_at", [5, 10])  # during the steered exploration; after the program is written
-def test_an_interrupted_cwm_run_resumes_to_the_uninterrupted_games(tmp_path, cut_at):
-    whole, cut, kept = interrupted_then_resumed(config(), tmp_path, stop_at=lambda entry: entry.game_index == cut_at)
+def test_an_interrupted_cwm_run_resumes_to_the_uninterrupted_games(cwm_run, tmp_path, cut_at):
+    whole, cut, kept = interrupted_then_resumed(config(), tmp_path, stop_at=lambda entry: entry.game_index == cut_at, whole=cwm_run)
     assert len(kept) == cut_at + 1
 
     def moves(run):
@@ -85,9 +85,9 @@ def _counts(run):
     return json.loads((run / "metrics.json").read_text())["cwm"]["counts"]
 
 
-def test_the_engine_path_plays_the_same_games_in_its_own_process_and_in_this_one(tmp_path):
-    refereed = run_llm(config(budget=16), out=tmp_path, run_id="refereed")
-    in_process = run_llm(config(budget=16, referee=False), out=tmp_path, run_id="in-process")
+def test_the_engine_path_plays_the_same_games_in_its_own_process_and_in_this_one(cwm_run, tmp_path):
+    refereed = cwm_run  # run_llm(config()): refereed, the default
+    in_process = run_llm(config(referee=False), out=tmp_path, run_id="in-process")
     assert _counts(refereed)["path"] == _counts(in_process)["path"] == "engine"
     assert _moves(refereed) == _moves(in_process)
     assert (
@@ -95,11 +95,11 @@ def test_the_engine_path_plays_the_same_games_in_its_own_process_and_in_this_one
     )
 
 
-def test_the_program_path_is_recorded_replays_reruns_and_is_never_pooled_with_the_engine_path(tmp_path, monkeypatch):
+def test_the_program_path_is_recorded_replays_reruns_and_is_never_pooled_with_the_engine_path(cwm_run, tmp_path, monkeypatch):
     from harness.runs.compare import IncomparableRuns, compare_rows
 
     program = run_llm(config(cwm_transitions="program"), out=tmp_path, run_id="program")
-    engine = run_llm(config(), out=tmp_path, run_id="engine")
+    engine = cwm_run  # run_llm(config()): the engine path is the default
     assert TranscriptReader(program).manifest().config["cwm_transitions"] == "program"
     assert TranscriptReader(engine).manifest().config["cwm_transitions"] == "engine"
     counts = _counts(program)

@@ -1,4 +1,4 @@
-"""A run killed with SIGKILL in the middle, then resumed, equals an uninterrupted run with the same seed."""
+"""A run killed with SIGKILL in the middle replays as unsealed; resumed, it replays clean and equals an uninterrupted run."""
 
 import json
 import os
@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner, Result
 
+from harness.cli.main import app
 from harness.records.transcript import TranscriptReader
 from harness.registry.importing import PLUGINS_ENV
 from harness.registry.plugins import load_plugins
@@ -20,6 +22,7 @@ from tests.harness.cli.cli_args import options
 pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[3]
+FINDINGS_EXIT = 1  # arena replay's exit code when the records show damage
 
 
 GATE_PLUGIN = Path(gate_agents.__file__)
@@ -71,6 +74,11 @@ def wait_for_games(out: Path, games: int, process: subprocess.Popen, timeout: fl
     pytest.fail("the run did not reach the kill point in time")
 
 
+def replay(run_dir: Path) -> Result:
+    """``arena replay RUN_DIR`` in this process."""
+    return CliRunner().invoke(app, ["replay", str(run_dir)], env={"COLUMNS": "400"})
+
+
 def comparable(run_dir: Path) -> list[dict]:
     return [game.model_dump() for game in TranscriptReader(run_dir).games()]
 
@@ -94,9 +102,15 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, gated, agent,
     assert process.returncode == -signal.SIGKILL
     played = len(TranscriptReader(run_dir).games())
     assert 0 < played < budget + 2, "the kill must land in the middle of the run"
+    unsealed = replay(run_dir)  # no close, so no seal: replay names the first unsealed line
+    assert unsealed.exit_code == FINDINGS_EXIT, unsealed.output
+    assert "games.jsonl:1: the manifest seals 0 line(s)" in unsealed.output and "written after the seal" in unsealed.output
     resumed = arena("run", "--resume", str(run_dir))
     stdout, stderr = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, stderr.decode()[-2000:]
+    sealed = replay(run_dir)
+    assert sealed.exit_code == 0, sealed.output
+    assert f"complete: {budget} of {budget} adaptation games and 2 of 2 evaluation games" in sealed.output
     assert comparable(run_dir) == comparable(whole)
     games = TranscriptReader(run_dir).games()
     assert [g.game_index for g in games if g.phase == "adapt"] == list(range(budget))  # none lost, none twice

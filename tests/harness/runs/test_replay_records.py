@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import signal
 
 import pytest
 from record_tamper import edit_line, forge, lines, write_lines
 from run_checks import Killed, interrupted_then_resumed
-from test_kill_resume import arena, held_at, wait_for_games
 from test_replay_run import config
 from typer.testing import CliRunner
 
@@ -16,7 +14,6 @@ from harness.cli.main import app
 from harness.records.transcript import TranscriptReader
 from harness.runs.llm_run import run_llm
 from harness.runs.replay import replay_run
-from tests.harness.cli.cli_args import options
 
 pytestmark = pytest.mark.long  # end-to-end: collected first (tests/conftest.py)
 
@@ -90,21 +87,7 @@ def test_a_run_killed_mid_write_fails_replay_until_resumed(tmp_path):
     assert len(TranscriptReader(run).games()) == 10
 
 
-def test_a_run_killed_with_sigkill_is_unsealed_until_resumed(tmp_path):
-    """No close, so no seal: replay names the first unsealed line; the resumed run replays clean."""
-    out = tmp_path / "killed"
-    args = options(model="mock/first-legal", env=21, budget=40, eval_games=2, opponents="gated-random", seed=3, checkpoints=40, out=out)
-    process = arena("run", *args, gate=held_at(out, 10))  # the kill lands mid-run even if the test is slow to send it
-    run = wait_for_games(out, 10, process)
-    process.send_signal(signal.SIGKILL)
-    process.wait(timeout=30)
-    fails(run, "games.jsonl:1: the manifest seals 0 line(s)", "written after the seal")
-    resumed = arena("run", "--resume", str(run))
-    _, stderr = resumed.communicate(timeout=300)
-    assert resumed.returncode == 0, stderr.decode()[-2000:]
-    result = replay(run)
-    assert result.exit_code == 0, result.output
-    assert "complete: 40 of 40 adaptation games and 2 of 2 evaluation games" in result.output
+# A run killed with SIGKILL (no close, so no seal) and resumed: test_kill_resume.py replays it at both points.
 
 
 # ------------------------------------------------------------------------------ damage the chain shows

@@ -16,6 +16,20 @@ POLICY = dict(agent="llm-policy", model="mock/first-legal", env=21, budget=8, ev
 STRATEGIST = dict(agent="llm-strategist", model="mock/reasoner", env=12, budget=12, batch=4, eval_games=0, seed=0, checkpoints=(4, 8))
 
 
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory):
+    """The uninterrupted run of some settings, played once for the cases that share them (the strategist's two logs)."""
+    played = {}
+
+    def whole(settings):
+        key = settings["agent"]
+        if key not in played:
+            played[key] = run_llm(LlmRunConfig(**settings), out=tmp_path_factory.mktemp("whole"), run_id="r")
+        return played[key]
+
+    return whole
+
+
 def _lines(path):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -23,10 +37,10 @@ def _lines(path):
 @pytest.mark.parametrize(
     ("settings", "aux", "last_game"), [(POLICY, BELIEFS_FILE, 4), (STRATEGIST, STRATEGIES_FILE, 7), (STRATEGIST, BELIEFS_FILE, 7)]
 )
-def test_a_torn_last_line_of_an_auxiliary_log_is_repaired_on_resume(tmp_path, settings, aux, last_game):
+def test_a_torn_last_line_of_an_auxiliary_log_is_repaired_on_resume(whole_run, tmp_path, settings, aux, last_game):
     """Killed while writing the line that follows game ``last_game`` (a belief at a checkpoint, a batch's strategy)."""
     config = LlmRunConfig(**settings)
-    whole = run_llm(config, out=tmp_path / "whole", run_id="r")
+    whole = whole_run(settings)
 
     def hook(entry):
         if entry.phase == "adapt" and entry.game_index == last_game:

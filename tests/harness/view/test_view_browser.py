@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from harness.view.build import write_view
 
 SHOWN = "document.body && document.body.dataset.firstGameShown"
@@ -87,16 +85,9 @@ def test_a_page_with_a_script_error_is_caught(browser, tmp_path):
     assert any("undefinedFunction" in error for error in page.errors)
 
 
-def test_a_cwm_page_plots_the_programs_utility_with_the_true_k_after_the_run(browser, tmp_path):
+def test_a_cwm_page_plots_the_programs_utility_with_the_true_k_after_the_run(browser, cwm_run, tmp_path):
     """The engine path's utility table as a plot (agent.json's utility_curve), the true K drawn once metrics.json has it."""
-    from harness.runs.llm_run import run_llm
-    from harness.sandbox.command import bubblewrap_problem
-    from tests.harness.runs.test_cwm_run import config as cwm_config  # the end-to-end cwm run's settings (env 40)
-
-    if bubblewrap_problem() is not None:
-        pytest.skip(f"bubblewrap cannot run: {bubblewrap_problem()}")
-    config = cwm_config()
-    run = run_llm(config, out=tmp_path, run_id="cwm")
+    run = cwm_run  # the end-to-end cwm run (env 40), played once for the tests that read it (tests/conftest.py)
     curve = json.loads((run / "agent.json").read_text())["counts"]["utility_curve"]
     assert len(curve) == 41 and curve[0][0] == 0 and curve[-1][0] == 1  # 6x8 with 8 obstacles: 40 discs at the end
     page = open_page(browser, write_view(run, tmp_path / "cwm.html").page)

@@ -57,6 +57,12 @@ class ModelResponse(BaseModel):
     cache_hit: bool = False
     cache_key: str = ""
     errors: list[str] = Field(default_factory=list)  # failed attempts, classified
+    # A reply with function calls (``{"id", "name", "arguments"}``, arguments as the model wrote them), the
+    # provider's reasoning text and its count of reasoning tokens (of completion_tokens), where it reports them.
+    tool_calls: list[dict[str, Any]] | None = None
+    reasoning: str | None = None
+    reasoning_tokens: int = 0
+    reasoning_cost_usd: float = 0.0  # of cost_usd: the reasoning tokens at the model's reasoning (else output) rate
 
     @property
     def total_tokens(self) -> int:
@@ -72,6 +78,7 @@ class UsageTotals(BaseModel):
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0  # of completion_tokens
     cost_usd: float = 0.0
     errors_by_kind: dict[str, int] = Field(default_factory=dict)
 

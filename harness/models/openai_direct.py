@@ -51,6 +51,9 @@ BODY_PARAMS = frozenset(
         "user",
         "logprobs",
         "top_logprobs",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
     }
 )
 DISABLE_VARIABLE = "ARENA_OPENAI_VIA_LITELLM"  # set to 1: every call goes through litellm
@@ -109,8 +112,9 @@ def _response(model: str, raw: bytes) -> ModelResponse:
     try:
         payload = json.loads(raw)
         choice = payload["choices"][0]
-        text = choice["message"].get("content")
-        finish_reason = choice.get("finish_reason")
+        message = choice["message"]
+        text, finish_reason = message.get("content"), choice.get("finish_reason")
+        calls = _tool_calls(message.get("tool_calls"))
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ProviderError(f"malformed completion body ({type(exc).__name__}: {exc}): {raw[:200]!r}", kind="malformed_response") from exc
     usage = payload.get("usage") or {}
@@ -124,7 +128,49 @@ def _response(model: str, raw: bytes) -> ModelResponse:
         cached_tokens=cached_prompt_tokens(_Usage(details, usage.get("cache_read_input_tokens"))),
         cost_usd=0.0,
         cost_note=f"cost unknown for {model}: not in litellm's price table",
+        tool_calls=calls,
+        reasoning=_reasoning_text(message.get("reasoning_content") or message.get("reasoning")),
+        reasoning_tokens=_reasoning_tokens(usage.get("completion_tokens_details")),
     )
+
+
+def _field(value: Any, name: str) -> Any:
+    """``value[name]`` of a dict or ``value.name`` of an object (litellm's replies are objects, raw ones dicts)."""
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+
+def _tool_calls(raw: Any) -> list[dict[str, Any]] | None:
+    """A reply's function calls as ``{"id", "name", "arguments"}`` (arguments as written), None when it has none."""
+    if not raw:
+        return None
+    calls = []
+    for call in raw:
+        function = _field(call, "function") or {}
+        arguments = _field(function, "arguments")
+        calls.append(
+            {
+                "id": str(_field(call, "id") or ""),
+                "name": str(_field(function, "name") or ""),
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+            }
+        )
+    return calls
+
+
+def _reasoning_text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _reasoning_tokens(details: Any) -> int:
+    """``completion_tokens_details.reasoning_tokens`` where the provider reports it, else 0."""
+    return int((_field(details, "reasoning_tokens") if details else 0) or 0)
+
+
+def reasoning_cost(price_table: Mapping[str, Any], model: str, reasoning_tokens: int) -> float:
+    """What a reply's reasoning tokens cost at the model's reasoning rate (its output rate when it has none); 0 unpriced."""
+    entry = price_table.get(model) or price_table.get(model.split("/", 1)[-1]) or {}
+    rate = entry.get("output_cost_per_reasoning_token") or entry.get("output_cost_per_token") or 0.0
+    return float(rate) * reasoning_tokens
 
 
 class _Usage:
@@ -141,12 +187,15 @@ def response_from_litellm(litellm: Any, model: str, raw: Any) -> ModelResponse:
         choice = raw.choices[0]
         text = choice.message.content
         finish_reason = choice.finish_reason
+        calls = _tool_calls(getattr(choice.message, "tool_calls", None))
+        reasoning = _reasoning_text(getattr(choice.message, "reasoning_content", None))
     except (AttributeError, IndexError, TypeError) as exc:
         raise ProviderError(f"response without a choice: {exc}", kind="malformed_response") from exc
     usage = getattr(raw, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
     cached = cached_prompt_tokens(usage)
+    reasoning_tokens = _reasoning_tokens(getattr(usage, "completion_tokens_details", None))
     cost, note = 0.0, None
     try:
         cost = float(litellm.completion_cost(completion_response=raw) or 0.0)
@@ -161,4 +210,8 @@ def response_from_litellm(litellm: Any, model: str, raw: Any) -> ModelResponse:
         cached_tokens=cached,
         cost_usd=cost,
         cost_note=note,
+        tool_calls=calls,
+        reasoning=reasoning,
+        reasoning_tokens=reasoning_tokens,
+        reasoning_cost_usd=reasoning_cost(litellm.model_cost, model, reasoning_tokens) if note is None else 0.0,
     )

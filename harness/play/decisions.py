@@ -37,7 +37,7 @@ class ParsedMove:
 
     notation: str
     move: int | None
-    source: Literal["json", "final_line", "bare"]
+    source: Literal["json", "final_line", "bare", "tool", "structured"]  # the last two: a tool call, a structured-output object
     # Where in the reply the move was read: (start, end) character offsets of its token; and every other
     # candidate the parser saw, as (notation, source, (start, end)). Records for the parse audit; not compared.
     span: tuple[int, int] | None = field(default=None, compare=False)

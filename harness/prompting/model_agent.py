@@ -219,4 +219,11 @@ def call_fields(response: ModelResponse | None, **fields: Any) -> dict[str, Any]
             cache_key=response.cache_key or None,
             cache_hit=response.cache_hit,
         )
+        structured = {
+            "tool_calls": response.tool_calls,
+            "reasoning": response.reasoning,
+            "reasoning_tokens": response.reasoning_tokens,
+            "reasoning_cost_usd": response.reasoning_cost_usd,
+        }
+        fields.update({name: value for name, value in structured.items() if value})  # only what the reply has
     return fields

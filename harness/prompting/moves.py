@@ -54,6 +54,7 @@ from engine.layout import Layout
 from engine.notation import NotationError, format_move, parse_move
 from engine.protocol.observation import Observation
 from harness.play.decisions import Attempt, FailureKind, Message, MoveDecision, ParsedMove, ParseFailure
+from harness.prompting.move_formats import MoveReader
 
 Reply = tuple[str | None, str | None] | tuple[str | None, str | None, Any]
 AskFn = Callable[[list[Message]], Awaitable[Reply]]
@@ -231,6 +232,7 @@ class MoveAsker:
         rng: np.random.Generator | None = None,
         feedback: Feedback = default_feedback,
         free_call_failures: int = 0,
+        reader: MoveReader | None = None,
     ) -> None:
         for name, value in (("max_retries", max_retries), ("free_call_failures", free_call_failures)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -241,16 +243,18 @@ class MoveAsker:
             raise TypeError("policy='random' needs a numpy Generator: MoveAsker(..., rng=np.random.default_rng(seed))")
         self.ask, self.max_retries, self.policy, self.rng, self.feedback = ask, max_retries, policy, rng, feedback
         self.free_call_failures = free_call_failures
+        self.reader = reader if reader is not None and reader.structured else None  # None: free text, parse_reply
 
-    async def decide(self, obs: Observation, messages: Sequence[Message]) -> MoveDecision:
-        """Up to ``1 + max_retries`` calls (and ``free_call_failures``); then the fallback policy. Never an illegal move."""
+    async def decide(self, obs: Observation, messages: Sequence[Message], ask: AskFn | None = None) -> MoveDecision:
+        """Up to ``1 + max_retries`` calls (and ``free_call_failures``); then the fallback policy. Never an illegal move.
+        ``ask``: this decision's own ask callable (e.g. with the legal moves in its request), else the asker's."""
         if not obs.legal_moves:
             raise ValueError("no legal moves: the game is over, there is nothing to ask")
         conversation = list(messages)
         attempts: list[Attempt] = []
         tries, free = 1 + self.max_retries, self.free_call_failures
         while tries:
-            attempt = await self._attempt(conversation, obs)
+            attempt = await self._attempt(conversation, obs, ask or self.ask)
             attempts.append(attempt)
             if attempt.verdict == "legal":
                 return MoveDecision(attempt.parsed.move, False, attempts)  # type: ignore[union-attr]
@@ -259,22 +263,36 @@ class MoveAsker:
                 continue
             tries -= 1
             if attempt.verdict != "call_failed":
-                if attempt.text:
-                    conversation.append({"role": "assistant", "content": attempt.text})
-                conversation.append({"role": "user", "content": self.feedback(attempt, obs)})
+                conversation.extend(self._followup(attempt, obs))
         if self.policy == "random":
             move = int(obs.legal_moves[int(self.rng.integers(len(obs.legal_moves)))])  # type: ignore[union-attr]
             return MoveDecision(move, False, attempts, fallback_used=True)
         return MoveDecision(None, True, attempts)
 
-    async def _attempt(self, conversation: list[Message], obs: Observation) -> Attempt:
+    async def _attempt(self, conversation: list[Message], obs: Observation, ask: AskFn) -> Attempt:
         sent = tuple(dict(m) for m in conversation)
         try:
-            reply = await self.ask(list(sent))
+            reply = await ask(list(sent))
         except ModelCallFailed as failure:
             return Attempt(sent, None, None, None, "call_failed", failure.kind, failure.detail or failure.kind.value)
         text, finish_reason = reply[0], reply[1]
         meta = reply[2] if len(reply) > 2 else None
-        parsed = parse_reply(text, obs.rules.layout, finish_reason)
+        if self.reader is not None:  # a tool call or a structured-output object
+            text, parsed = self.reader.read(text, finish_reason, meta, obs.rules.layout)
+        else:
+            parsed = parse_reply(text, obs.rules.layout, finish_reason)
         verdict, kind, reason = verify(parsed, obs.legal_moves, obs.rules.layout)
         return Attempt(sent, text, finish_reason, parsed, verdict, kind, reason, meta)  # type: ignore[arg-type]
+
+    def _followup(self, attempt: Attempt, obs: Observation) -> list[Message]:
+        """The messages answering a failed attempt: its reply (text, or its tool calls) and the feedback."""
+        if self.reader is None:
+            feedback = self.feedback(attempt, obs)
+            return ([{"role": "assistant", "content": attempt.text}] if attempt.text else []) + [{"role": "user", "content": feedback}]
+        legal = legal_list(obs.legal_moves, obs.rules.layout)
+        reason = (
+            attempt.reason
+            if attempt.verdict == "illegal"
+            else f"I could not read a move from your reply ({attempt.reason}). Legal moves: {legal}."
+        )
+        return self.reader.followup(attempt, f"{reason} {self.reader.instruction(legal)}")

@@ -49,6 +49,7 @@ from harness.prompting.beliefs import BeliefParseError, parse_belief
 from harness.prompting.memory import EpisodeMemory
 from harness.prompting.model_agent import ModelAgent, adapt_call_fields, ask_parsed, call_fields, game_rng, named
 from harness.prompting.model_specs import SPEC_PARAMS
+from harness.prompting.move_formats import MoveReader, answer_format, format_params, legal_notations
 from harness.prompting.moves import FallbackPolicy, ModelCallFailed, MoveAsker
 from harness.prompting.renderer import MemoryBlock, belief_context, memory_block, move_context
 from harness.prompting.waves import wave_of
@@ -68,6 +69,7 @@ class LlmPolicyConfig:
     params: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
     free_call_failures: int | None = None  # failed calls of a move that use no re-ask (None: the client's limit in a row)
     wave: int = 1  # adaptation games played at once, sharing one memory (harness.prompting.waves); 1: one after another
+    move_format: str = "text"  # text (a MOVE: line), tool (a play_move call) or json (a structured-output object)
 
 
 class LlmPolicyAgent(ModelAgent[LlmPolicyConfig]):
@@ -93,14 +95,15 @@ class LlmPolicyAgent(ModelAgent[LlmPolicyConfig]):
     def messages(self, obs: Observation, wave_game: dict[str, int] | None = None) -> list[dict[str, Any]]:
         """System and move prompts for ``obs`` (the memory fitted to its token budget; ``wave_game``: see move_context)."""
         block = self.memory_block()
-        context = move_context(
-            obs, block.view, len(self.memory.games), self.budget, self.config.show_legal, self.config.answer_format, wave_game=wave_game
-        )
+        answer = answer_format(self.config.move_format, self.config.answer_format)
+        context = move_context(obs, block.view, len(self.memory.games), self.budget, self.config.show_legal, answer, wave_game=wave_game)
         move = self.renderer.render_reusing("move", {"memory": block.text}, **context)
         return [{"role": "system", "content": self.system.text}, {"role": "user", "content": move.text}]
 
-    async def _ask(self, messages: list[dict[str, Any]], one_at_a_time: bool = False) -> tuple[str, str | None, ModelResponse]:
-        request = self.client.request(messages, **self.config.params)
+    async def _ask(
+        self, messages: list[dict[str, Any]], one_at_a_time: bool = False, fields: dict[str, Any] | None = None
+    ) -> tuple[str, str | None, ModelResponse]:
+        request = self.client.request(messages, **self.config.params, **(fields or {}))
         try:
             response = await (self._complete_one_at_a_time(request) if one_at_a_time else self.client.complete(request))
         except ModelCallError as error:
@@ -134,7 +137,15 @@ class LlmPolicyAgent(ModelAgent[LlmPolicyConfig]):
             policy=cast(FallbackPolicy, self.config.on_failure),  # MoveAsker checks it
             rng=rng,  # type: ignore[arg-type]
             free_call_failures=free,
+            reader=MoveReader(self.config.move_format),
         )
+
+    def format_fields(self, obs: Observation) -> dict[str, Any] | None:
+        """The request fields of the move format for ``obs`` (the legal moves as the schema's enum when shown), None for text."""
+        if self.config.move_format == "text":
+            return None
+        legal = legal_notations(obs.legal_moves, obs.rules.layout) if self.config.show_legal else None
+        return format_params(self.config.move_format, legal)
 
     def decider(self, phase: str, game_index: int) -> Callable[[Observation], Any]:
         """An async decider for one game (pass its decisions to :meth:`report_calls` afterwards)."""
@@ -145,7 +156,9 @@ class LlmPolicyAgent(ModelAgent[LlmPolicyConfig]):
         )  # the games of a wave differ by it
 
         async def decide(obs: Observation) -> MoveDecision:
-            return await asker.decide(obs, self.messages(obs, wave_game))
+            fields = self.format_fields(obs)
+            ask = None if fields is None else functools.partial(self._ask, one_at_a_time=True, fields=fields)
+            return await asker.decide(obs, self.messages(obs, wave_game), ask)
 
         return named(decide, self.name)
 

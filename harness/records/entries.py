@@ -208,3 +208,9 @@ class CallEntry(VersionedRecord):
     # and every other candidate the parser saw. None on calls that read no move and on records written before.
     parse_span: tuple[int, int] | None = None
     parse_candidates: tuple[ParseCandidate, ...] | None = None
+    # Moves as function calls: the reply's calls ({"id", "name", "arguments"}); ``reply`` then holds the arguments
+    # of its play_move call. The provider's reasoning text and reasoning tokens (of tokens_out) where it reports them.
+    tool_calls: list[dict[str, Any]] | None = None
+    reasoning: str | None = None
+    reasoning_tokens: int = Field(default=0, ge=0)
+    reasoning_cost_usd: float = Field(default=0.0, ge=0)

@@ -2,7 +2,8 @@
 
 Only like is compared with like: every run has a :class:`Setting` (environment,
 budget, evaluation opponents, games per opponent, and the legal-move track:
-shown or hidden, a model-agent run that records none having shown the list), and
+shown or hidden, a model-agent run that records none having shown the list; and how
+``llm-policy`` gave its moves: text, a function call or a structured-output object), and
 runs whose settings differ are refused with :class:`IncomparableRuns`, naming
 each field that differs, unless ``force`` is given; then the runs are grouped by setting and every row shows the fields that
 differ beside it. A tournament baseline does not adapt: it has no budget, which
@@ -16,17 +17,29 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from harness.records.transcript import (
-    TranscriptError,
-)
+from harness.records.transcript import TranscriptError
 from harness.runs.llm_run import METRICS_FILE
 from harness.runs.replay import llm_config, read_json, run_kind
 from harness.tournaments.stats import wilson
 
-COMPARE_COLUMNS = ("run", "agent", "model", "env", "budget", "opponent", "games", "win [95% CI]", "draw", "lose",
-                   "belief (last)", "failures", "tokens", "cost $")
+COMPARE_COLUMNS = (
+    "run",
+    "agent",
+    "model",
+    "env",
+    "budget",
+    "opponent",
+    "games",
+    "win [95% CI]",
+    "draw",
+    "lose",
+    "belief (last)",
+    "failures",
+    "tokens",
+    "cost $",
+)
 DIFFERS_COLUMN = "differs"
-SETTING_FIELDS = ("env", "budget", "opponents", "games", "legal moves", "cwm transitions")
+SETTING_FIELDS = ("env", "budget", "opponents", "games", "legal moves", "cwm transitions", "move format")
 LEGAL_MOVES_DEFAULT = "shown"  # what a model-agent run that records no legal-move track played with
 
 
@@ -44,6 +57,7 @@ class Setting:
     games: str
     legal_moves: str | None = None
     cwm_transitions: str | None = None  # cwm runs: planned on the engine or on the program (never pooled without --force)
+    move_format: str | None = None  # llm-policy runs: text, tool or json (a run that records none: text)
 
     def value(self, field: str) -> str | None:
         return getattr(self, field.replace(" ", "_"))
@@ -82,8 +96,10 @@ def check_comparable(runs: list[RunRows]) -> None:
     for field in fields:
         values = "; ".join(f"{run.name}: {run.setting.value(field)}" for run in runs if run.setting.value(field) is not None)
         parts.append(f"{field} differs ({values})")
-    raise IncomparableRuns(f"the runs are not comparable: {', '.join(parts)}; compare like with like, "
-                           "or pass --force to show them in one table with the differing fields beside each row")
+    raise IncomparableRuns(
+        f"the runs are not comparable: {', '.join(parts)}; compare like with like, "
+        "or pass --force to show them in one table with the differing fields beside each row"
+    )
 
 
 def compare_rows(run_dirs: list[str | Path], force: bool = False) -> list[list[str]]:
@@ -122,13 +138,13 @@ def _opponents(names: list[str]) -> str:
 
 def _llm_run(run_dir: Path) -> RunRows:
     config = llm_config(run_dir)
-    metrics = read_json(run_dir / METRICS_FILE, "metrics",
-                         "the run has no metrics.json (interrupted? resume it with 'arena run --resume')")
+    metrics = read_json(run_dir / METRICS_FILE, "metrics", "the run has no metrics.json (interrupted? resume it with 'arena run --resume')")
     scored = [b for b in metrics.get("beliefs", []) if b.get("score")]
     if scored:
         last = scored[-1]
-        belief = (f"@{last['checkpoint']}: [{last['belief']['k_low']:.2f}, {last['belief']['k_high']:.2f}]"
-                  + (" contains K" if last["score"]["contains_k"] else " misses K"))
+        belief = f"@{last['checkpoint']}: [{last['belief']['k_low']:.2f}, {last['belief']['k_high']:.2f}]" + (
+            " contains K" if last["score"]["contains_k"] else " misses K"
+        )
     else:
         belief = "none"
     common = [run_dir.name, config.agent_label(), config.model, str(config.env), f"{metrics['adapt_games']}/{config.budget}"]
@@ -136,12 +152,21 @@ def _llm_run(run_dir: Path) -> RunRows:
     rows = []
     for name, row in metrics["evaluation"].items():
         n = row["games"]
-        rows.append(common + [name + ("*" if row.get("privileged") else ""), str(n)]
-                    + [_cell(row[o]["count"], n) for o in ("win", "draw", "lose")] + tail)
-    setting = Setting(env=str(config.env), budget=str(config.budget),
-                      opponents=_opponents(list(metrics["evaluation"]) or list(config.opponents)),
-                      games=str(config.eval_games), legal_moves=legal_moves_track(config),
-                      cwm_transitions=config.cwm_transitions if config.agent == "cwm" else None)
+        rows.append(
+            common
+            + [name + ("*" if row.get("privileged") else ""), str(n)]
+            + [_cell(row[o]["count"], n) for o in ("win", "draw", "lose")]
+            + tail
+        )
+    setting = Setting(
+        env=str(config.env),
+        budget=str(config.budget),
+        opponents=_opponents(list(metrics["evaluation"]) or list(config.opponents)),
+        games=str(config.eval_games),
+        legal_moves=legal_moves_track(config),
+        cwm_transitions=config.cwm_transitions if config.agent == "cwm" else None,
+        move_format=getattr(config, "move_format", "text") if config.agent == "llm-policy" else None,
+    )
     return RunRows(run_dir.name, setting, rows or [common + ["-", "0", "-", "-", "-"] + tail])
 
 
@@ -161,23 +186,40 @@ def _tournament_run(run_dir: Path) -> RunRows:
     try:
         results = TournamentResults.model_validate_json(path.read_bytes())
         if results.schema_version > RESULTS_SCHEMA:
-            raise TranscriptError(f"schema_version {results.schema_version} is newer than this arena reads "
-                                  f"({RESULTS_SCHEMA}): written by a newer version of arena; upgrade it to read the run", path)
+            raise TranscriptError(
+                f"schema_version {results.schema_version} is newer than this arena reads "
+                f"({RESULTS_SCHEMA}): written by a newer version of arena; upgrade it to read the run",
+                path,
+            )
     except FileNotFoundError:
-        raise TranscriptError("the tournament has no results.json (interrupted? finish it with "
-                              f"'arena {_tournament_kind(run_dir)} --resume {run_dir}')", path) from None
+        raise TranscriptError(
+            f"the tournament has no results.json (interrupted? finish it with 'arena {_tournament_kind(run_dir)} --resume {run_dir}')", path
+        ) from None
     except ValidationError as error:
         raise TranscriptError(f"invalid results: {error.errors()[0]['msg']}", path) from None
     rows = []
     env = str(results.env_ids[0]) if len(results.env_ids) == 1 else f"{len(results.env_ids)} envs"
     for row in results.over_envs:
         rates, n = row.overall, row.overall.games
-        rows.append([run_dir.name, agent_label(row.agent_a, row.a_privileged, row.a_unadapted), "(baseline)", env, "-",
-                     agent_label(row.agent_b, row.b_privileged), str(n)]
-                    + [_cell(getattr(rates, o), n) for o in ("win", "draw", "lose")] + ["-", "-", "-", "-"])
-    setting = Setting(env=compact_ids(results.env_ids), budget=None,
-                      opponents=_opponents(sorted({row.agent_b for row in results.over_envs})),
-                      games=str(results.games_per_pairing_and_env))
+        rows.append(
+            [
+                run_dir.name,
+                agent_label(row.agent_a, row.a_privileged, row.a_unadapted),
+                "(baseline)",
+                env,
+                "-",
+                agent_label(row.agent_b, row.b_privileged),
+                str(n),
+            ]
+            + [_cell(getattr(rates, o), n) for o in ("win", "draw", "lose")]
+            + ["-", "-", "-", "-"]
+        )
+    setting = Setting(
+        env=compact_ids(results.env_ids),
+        budget=None,
+        opponents=_opponents(sorted({row.agent_b for row in results.over_envs})),
+        games=str(results.games_per_pairing_and_env),
+    )
     return RunRows(run_dir.name, setting, rows)
 
 
@@ -198,6 +240,5 @@ def compare_table(run_dirs: list[str | Path], force: bool = False) -> str:
     if any("*" in row[1] or "*" in row[5] for row in rows):
         lines += ["", "* privileged: simulator access to the true K"]
     if fields:
-        lines += ["", f"not like with like (--force): the runs differ in {', '.join(fields)}; "
-                      f"'{DIFFERS_COLUMN}' gives each row's values"]
+        lines += ["", f"not like with like (--force): the runs differ in {', '.join(fields)}; '{DIFFERS_COLUMN}' gives each row's values"]
     return "\n".join(lines)

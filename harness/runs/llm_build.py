@@ -20,7 +20,7 @@ def recipe_of(config: LlmRunConfig, beliefs_done: list[int]) -> ModelAgentRecipe
     """The agent's settings from the run's config: everything but the environment."""
     return ModelAgentRecipe(
         agent=config.agent, model=config.model, budget=config.budget, seed=config.seed, hint=config.hint,
-        legal_moves=config.legal_moves,
+        legal_moves=config.legal_moves, move_format=config.move_format,
         max_retries=config.max_retries, on_failure=config.on_failure, memory_tokens=config.memory_tokens,
         checkpoints=config.belief_checkpoints(), batch=config.batch, search_depth=config.search_depth,
         endgame=config.endgame, concurrency=config.concurrency, max_cost_usd=config.max_cost_usd,

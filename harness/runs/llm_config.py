@@ -62,6 +62,7 @@ class LlmRunConfig(BaseModel):
     on_failure: Literal["forfeit", "random"] = "forfeit"
     hint: Literal["none", "ratio", "family"] = "ratio"
     legal_moves: Literal["shown", "hidden"] = "shown"  # llm-policy: whether each move prompt lists the legal moves (a track)
+    move_format: Literal["text", "tool", "json"] = "text"  # llm-policy: a MOVE: line, a play_move call, a JSON Schema object
     max_cost_usd: float | None = None
     max_tokens: int | None = None
     checkpoints: tuple[int, ...] | None = None

@@ -91,6 +91,7 @@ class ModelAgentRecipe:
     cwm: CwmSettings | None = None
     wave: int = 1  # llm-policy: adaptation games at once on one memory
     jobs: int = 1  # llm-strategist: worker processes that search a batch's games
+    move_format: str = "text"  # llm-policy: text, tool (a function call) or json (structured output)
 
     def client(self, cache: ResponseCache | None) -> ModelClient:
         """The model client the agent calls through (caps, retries, concurrency and options as configured)."""
@@ -133,7 +134,7 @@ class ModelAgentRecipe:
                 hint_level=self.hint, max_retries=self.max_retries, on_failure=self.on_failure,
                 memory_tokens=self.memory_tokens, checkpoints=self.checkpoints, params=params,
                 free_call_failures=self.model_options.max_consecutive_failures,  # as recorded, for a rerun too
-                show_legal=self.legal_moves == "shown", wave=self.wave,
+                show_legal=self.legal_moves == "shown", wave=self.wave, move_format=self.move_format,
             ),
             on_call=sinks.on_call, on_game=sinks.on_game, on_belief=sinks.on_belief, beliefs_done=self.beliefs_done,
         )

@@ -128,7 +128,9 @@ def cache_disagreements(calls: Log[CallEntry], cache: ResponseCache) -> tuple[st
         where = f"call {call.call_index} (calls.jsonl:{calls.line(position)})"
         if cached is None:
             found.append(f"{where}: the cache holds no reply for its request {call.cache_key[:12]}...")
-        elif cached.text != call.reply:
+        elif call.tool_calls is not None and cached.tool_calls != call.tool_calls:  # a move as a call: its reply is the arguments
+            found.append(f"{where}: the cache's tool calls for its request {call.cache_key[:12]}... differ from the recorded ones")
+        elif call.tool_calls is None and cached.text != call.reply:
             found.append(f"{where}: the cache's reply to its request {call.cache_key[:12]}... is {_short(cached.text)}, "
                          f"the call recorded {_short(call.reply)}")
     return tuple(found)

@@ -5,7 +5,13 @@ A spec is either a total rate spread evenly over kinds, ``0.2`` (every kind) or
 ``rate_limit=0.1,stall=0.02``. The kinds (:data:`FAULT_KINDS`): ``rate_limit`` (HTTP 429
 with Retry-After), ``server_error`` (HTTP 500), ``stall`` (no answer for ``stall_s``),
 ``malformed`` (a body that is not JSON), ``truncated`` (a cut-off reply,
-``finish_reason='length'``), ``illegal`` (a well-formed move that is not legal).
+``finish_reason='length'``), ``illegal`` (a well-formed move that is not legal, in a call or an object too).
+Faults of a move asked as a function call or a structured-output object (:data:`STRUCTURED_KINDS`,
+named, or every kind with ``all``: ``0.2:all``): ``no_call`` (free text, no call or object),
+``other_function`` (a call to another function), ``bad_arguments`` (arguments or an object that
+are not JSON). A careless model's habits (:data:`CARELESS_KINDS`), in every format: ``noise``
+(the move in free-text prose), ``wrong_key`` (``{"square": "d3"}``), ``extra_call`` (two
+answers naming different moves: two calls, two objects, two answer lines).
 A request's fault is drawn from a generator seeded by (seed, the request's index), so
 the same requests in the same order meet the same faults.
 """
@@ -15,7 +21,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-FAULT_KINDS = ("rate_limit", "server_error", "stall", "malformed", "truncated", "illegal")
+FAULT_KINDS = ("rate_limit", "server_error", "stall", "malformed", "truncated", "illegal")  # what a bare rate spreads over
+STRUCTURED_KINDS = ("no_call", "other_function", "bad_arguments")
+CARELESS_KINDS = ("noise", "wrong_key", "extra_call")
+KNOWN_KINDS = FAULT_KINDS + STRUCTURED_KINDS + CARELESS_KINDS
 
 
 class FaultSpecError(ValueError):
@@ -30,9 +39,9 @@ class FaultSpec:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        unknown = [kind for kind, _ in self.rates if kind not in FAULT_KINDS]
+        unknown = [kind for kind, _ in self.rates if kind not in KNOWN_KINDS]
         if unknown:
-            raise FaultSpecError(f"unknown fault kind(s) {', '.join(unknown)}; valid: {', '.join(FAULT_KINDS)}")
+            raise FaultSpecError(f"unknown fault kind(s) {', '.join(unknown)}; valid: {', '.join(KNOWN_KINDS)} (or all)")
         if any(not 0.0 <= rate <= 1.0 for _, rate in self.rates) or self.total > 1.0 + 1e-9:
             raise FaultSpecError(f"fault rates must be within [0, 1] and sum to at most 1, not {self.describe()}")
 
@@ -46,12 +55,13 @@ class FaultSpec:
                 return cls(tuple((kind.strip(), float(rate)) for kind, rate in pairs), seed)
             rate_text, _, kinds_text = text.partition(":")
             kinds = [kind.strip() for kind in kinds_text.split("+")] if kinds_text else list(FAULT_KINDS)
+            kinds = list(FAULT_KINDS + STRUCTURED_KINDS) if kinds == ["all"] else kinds
             rate = float(rate_text)
         except ValueError:
             raise FaultSpecError(
                 f"cannot read the fault spec {text!r}: give a total rate (0.2), a rate and kinds "
                 f"(0.2:rate_limit+illegal) or rates per kind (rate_limit=0.1,stall=0.02); "
-                f"kinds: {', '.join(FAULT_KINDS)}"
+                f"kinds: {', '.join(KNOWN_KINDS)}, or all"
             ) from None
         if not 0.0 <= rate <= 1.0:
             raise FaultSpecError(f"the fault rate must be within [0, 1], not {rate:g}")

@@ -35,6 +35,7 @@ from typing import Any
 from harness.models.messages import last_user_text
 from harness.models.mock import legal_moves_in
 from harness.testing.faults import FaultSpec
+from harness.testing.stub_replies import assistant_message
 
 PATHS = ("/v1/chat/completions", "/chat/completions")
 STUB_MODEL = "openai/stub-model"
@@ -53,6 +54,8 @@ class Behaviour:
     completion_tokens: int = 3
     message: str = ""  # of an error status
     hold: Hold | None = None  # held(): answered only once the test releases it
+    shape: str = "move"  # a fault of a call or an object, or a careless habit (harness.testing.stub_replies)
+    other: str = "pass"  # the second move of an extra_call
 
 
 @dataclass(frozen=True)
@@ -301,7 +304,9 @@ class StubServer:
             return malformed()
         if kind == "truncated":
             return truncated()
-        return ok(illegal_move(request))
+        moves = prompt_moves(request) or ["pass"]  # a structured fault or a careless habit names a legal move
+        other = next((move for move in moves if move != moves[0]), illegal_move(request))
+        return ok(illegal_move(request)) if kind == "illegal" else Behaviour("ok", text=moves[0], shape=kind, other=other)
 
     def _done(self, generation: int) -> None:
         """A request ended; one still stalled from before the last reset_counters no longer counts."""
@@ -311,12 +316,13 @@ class StubServer:
 
 
 def _completion_body(request: dict[str, Any], behaviour: Behaviour, reason: str, cached_tokens: int = 0) -> bytes:
+    message, reason = assistant_message(request, behaviour.text, reason, behaviour.shape, behaviour.other)
     body = {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": request.get("model", "stub-model"),
-        "choices": [{"index": 0, "finish_reason": reason, "message": {"role": "assistant", "content": behaviour.text}}],
+        "choices": [{"index": 0, "finish_reason": reason, "message": message}],
         "usage": {
             "prompt_tokens": behaviour.prompt_tokens,
             "completion_tokens": behaviour.completion_tokens,

@@ -25,6 +25,7 @@ from harness.bench.paper_worker import run_task
 from harness.records.interrupts import StopRequest, settle, shielded
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
+from harness.referee.isolation import agent_isolation
 from harness.registry.plugins import loaded_plugins
 from harness.tournaments.plan import TournamentError
 from harness.tournaments.resume import RunInterrupted
@@ -195,6 +196,7 @@ def _manifest(plan: PaperPlan, run_dir: Path, jobs: int, command: str, resumed: 
         "referee": "process: K, the ledger and the opponents in the referee; each agent in its own process"
         if plan.referee
         else "in-process (UNENFORCED: a cheating agent could reach K or the ledger)",
+        "agent_processes": agent_isolation(),
         "seeding": "agent and match seeds = SeedSequence([seed, env_id, sha256(agent spec), ...]): "
         "independent of --jobs and of the other pairs",
         "plugins": {

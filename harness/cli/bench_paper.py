@@ -42,7 +42,7 @@ from harness.bench.paper_report import (
 from harness.bench.paper_run import default_run_dir, read_plan, read_results, run_bench_paper
 from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
 from harness.cli.console import DESCRIPTION, print_error, stacked_tables, stderr_console, stderr_progress, stdout_console
-from harness.cli.options import PluginOption, parse_envs, parse_specs, refuse_newer_schema, specs_option, use_plugins
+from harness.cli.options import PluginOption, UnsandboxedOption, parse_envs, parse_specs, refuse_newer_schema, specs_option, use_plugins
 from harness.prompting.waves import wave_label
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE, stop_on_interrupt
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
@@ -137,6 +137,7 @@ def paper(
         typer.Option("--resume", metavar="DIR", show_default=False, help="Finish an interrupted run with the settings it recorded."),
     ] = None,
     plugin: PluginOption = None,
+    unsandboxed_agents: UnsandboxedOption = False,
     in_process: Annotated[
         bool,
         typer.Option(
@@ -165,7 +166,8 @@ def paper(
     """
     if jobs < 1:
         raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
-    plugin_words = use_plugins(plugin)  # with --resume too: the plugins are code, not settings the manifest holds
+    # with --resume too: the plugins are code, not settings the manifest holds
+    plugin_words = use_plugins(plugin, in_process, unsandboxed_agents)
     given = {
         "--envs": envs,
         "--suite": suite,

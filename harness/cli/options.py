@@ -26,6 +26,7 @@ from engine.env_spec import SPEC_FORMS, env_key
 from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.layout_text import load_layout
 from engine.suite import SuiteError, read_public, suite_directory
+from harness.referee.isolation import allow_unsandboxed_agents
 from harness.referee.outside_agents import use_plugins as use_outside_plugins
 from harness.registry.specs import parse_spec
 
@@ -50,7 +51,15 @@ PluginOption = Annotated[
         metavar="MODULE_OR_FILE",
         show_default=False,
         help="Your own agents: a dotted module name or a .py file that declares them with @agents.spec.register "
-        "(repeatable; loaded before the specs are read, and in every worker process).",
+        "(repeatable; imported only in agent processes, behind the sandbox's walls, never in this one).",
+    ),
+]
+UnsandboxedOption = Annotated[
+    bool,
+    typer.Option(
+        "--unsandboxed-agents",
+        help="Start agent processes as plain processes, outside the sandbox's walls. Agents from plugins need it "
+        "where the walls cannot stand (no bubblewrap, or not root); the run is then marked UNENFORCED.",
     ),
 ]
 
@@ -107,7 +116,7 @@ class OptionGroup:
         return decorate
 
 
-def use_plugins(plugins: list[str] | None, in_process: bool = False) -> list[str]:
+def use_plugins(plugins: list[str] | None, in_process: bool = False, unsandboxed: bool = False) -> list[str]:
     """Load the ``--plugin`` sources before any spec is read; returns the option words that reproduce them.
 
     Files appear with their absolute paths in the words, so a recorded command works
@@ -117,7 +126,9 @@ def use_plugins(plugins: list[str] | None, in_process: bool = False) -> list[str
     own process never imports them: an agent process does, and describes them
     (:mod:`harness.referee.outside_agents`).
     """
-    return use_outside_plugins(plugins or (), in_process)
+    if unsandboxed:
+        allow_unsandboxed_agents()
+    return use_outside_plugins(plugins or (), in_process) + (["--unsandboxed-agents"] if unsandboxed else [])
 
 
 def parse_env_id(text: str) -> int:

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from harness.cli import model_options as mo
 from harness.cli.console import print_error, stderr_console, stderr_progress, stdout_console
-from harness.cli.options import ENV_HELP, PluginOption, parse_env, parse_specs, specs_option, use_plugins
+from harness.cli.options import ENV_HELP, PluginOption, UnsandboxedOption, parse_env, parse_specs, specs_option, use_plugins
 from harness.models.errors import EndpointDown
 from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 from harness.records.transcript import TranscriptReader
@@ -110,6 +110,7 @@ def run(
         "for quick experiments; the run and its report say so). Default: a process of its own, "
         "every game scored by the referee.",
     ),
+    unsandboxed_agents: UnsandboxedOption = False,
     cwm_mode: str = typer.Option("tree", "--cwm-mode", help="cwm: refine programs by REx tree search (tree) or by conversation."),
     cwm_explore: int = typer.Option(20, "--cwm-explore", help="cwm: exploration games (at most) before the first program."),
     cwm_random: int = typer.Option(
@@ -161,7 +162,8 @@ def run(
     provider, or --max-consecutive-failures calls in a row failing) stops the run at once
     with exit code 3; the game in progress is not counted, and --resume continues it.
     """
-    use_plugins(plugin)  # before the opponents' specs are read (with --resume too: plugins are code, not settings)
+    # before the opponents' specs are read (with --resume too: plugins are code, not settings)
+    use_plugins(plugin, unsandboxed=unsandboxed_agents)
     config = None
     given = [*model_flags.given(), *(["--in-process"] if in_process else [])]
     if resume is not None and given:

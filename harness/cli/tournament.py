@@ -50,7 +50,7 @@ def match(
     Adaptive agents play unadapted here (a warning says so; tables mark them).
     Ctrl-C stops cleanly (a second one at once); --resume DIR finishes the run.
     """
-    plugin_words = use_plugins(flags.plugin)
+    plugin_words = use_plugins(flags.plugin, flags.in_process, flags.unsandboxed_agents)
     given: dict[str, object] = {
         "A": canonical_spec(check_spec(agent_a, "A")) if agent_a is not None else None,
         "B": canonical_spec(check_spec(agent_b, "B")) if agent_b is not None else None,
@@ -129,7 +129,7 @@ def tournament(
     --batch games at a time over --jobs workers; `arena leaderboard DIR` rates
     the games of any tournament run.
     """
-    plugin_words = use_plugins(flags.plugin)
+    plugin_words = use_plugins(flags.plugin, flags.in_process, flags.unsandboxed_agents)
     specs = parse_specs(agents, "--agents") if agents is not None else None
     opponents = parse_specs(vs, "--vs") if vs is not None else None
     given: dict[str, object] = {

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from harness.cli.options import OptionGroup, PluginOption
+from harness.cli.options import OptionGroup, PluginOption, UnsandboxedOption
 
 DEFAULT_GAMES = 20
 GamesOption = Annotated[
@@ -56,6 +56,7 @@ class TournamentFlags:
     plugin: list[str] | None = None
     in_process: bool = False
     resume: Path | None = None
+    unsandboxed_agents: bool = False
 
     def given(self) -> dict[str, object]:
         """The settings given (None: not given) that a resume compares with the manifest's."""
@@ -91,6 +92,7 @@ TOURNAMENT_OPTIONS = OptionGroup(
         ("plugin", PluginOption, None),
         ("in_process", InProcessOption, False),
         ("resume", ResumeOption, None),
+        ("unsandboxed_agents", UnsandboxedOption, False),
     ),
     _gather,
 )

@@ -12,6 +12,7 @@ plugins or installed packages outside the walls).
 from __future__ import annotations
 
 import importlib.machinery
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -101,3 +102,40 @@ def start_agent(
             "them as plain processes (the run is then marked UNENFORCED)"
         )
     return start_unwalled(target, unwalled_args if unwalled_args is not None else args, context)
+
+
+REFEREE_RECORD = "referee.json"  # in a run directory: how its agent processes ran and what the referee refused them
+
+
+def write_referee_record(run_dir: Path, privileged: Any) -> None:
+    """Record, in the run directory, how the agent processes ran and every privileged request the referee refused
+    (``privileged``: the ledger's :class:`~engine.protocol.arena.PrivilegedUsage`)."""
+    record = {"agent_processes": agent_isolation(), "refused_requests": list(privileged.refused), "grants": list(privileged.grants)}
+    temporary = run_dir / f".{REFEREE_RECORD}.tmp"
+    temporary.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, run_dir / REFEREE_RECORD)
+
+
+def read_referee_record(run_dir: Path) -> dict[str, Any]:
+    """What :func:`write_referee_record` wrote (empty when nothing was: an in-process run, an older run)."""
+    try:
+        record = json.loads((run_dir / REFEREE_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def isolation_lines(record: dict[str, Any]) -> list[str]:
+    """A report's lines on the agent processes' walls and the refused requests (none when walled and none refused)."""
+    lines = []
+    processes = record.get("agent_processes") or {}
+    mode = processes.get("mode")
+    if mode == "UNENFORCED":
+        lines.append(f"UNENFORCED: agents from plugins ran outside the walls ({processes.get('reason')}); they could reach K.")
+    elif mode == "not isolated":
+        lines.append(f"Agent processes ran outside the walls ({processes.get('reason')}): the project's own agents only.")
+    refused = record.get("refused_requests") or []
+    if refused:
+        reasons = ", ".join(repr(str(reason)[:80]) for reason in refused[:5])
+        lines.append(f"REFUSED PRIVILEGED REQUESTS: {len(refused)} (reasons: {reasons}); none was granted.")
+    return lines

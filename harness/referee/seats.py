@@ -53,10 +53,12 @@ class AgentFailed(RuntimeError):
 class Seat:
     """One player process, started at the first game; ``spin_s``: how long ``act`` polls awake for each answer."""
 
-    def __init__(self, label: str, spin_s: float = 0.0, outside: bool = False) -> None:
+    def __init__(self, label: str, spin_s: float = 0.0, outside: bool | None = None) -> None:
         self.label = label
         self.spin_s = spin_s
-        self.outside = outside  # it serves agents from outside the project (and imports them); else only the project's
+        # it serves agents from outside the project (and imports them), or only the project's; None: outside when
+        # this process knows plugins (a seat used on its own); Seats says which
+        self.outside = bool(plugin_sources()) if outside is None else outside
         self._process: Any = None
         self._wire: Wire | None = None
         self.started = 0  # processes started so far (a failure ends one; the next game starts another)
@@ -193,8 +195,8 @@ class Seats:
     """
 
     def __init__(self, spin_s: float = 0.0, shared: bool = False) -> None:
-        self.a = Seat("a", spin_s)
-        self.b = self.a if shared else Seat("b", spin_s)
+        self.a = Seat("a", spin_s, outside=False)
+        self.b = self.a if shared else Seat("b", spin_s, outside=False)
         self._spin_s, self._shared = spin_s, shared
         self._outside: dict[str, Seat] = {}  # per side, started at the first outside agent's game
 

@@ -216,6 +216,7 @@ def main(control_fd: int, cache_source: str | None = None) -> None:
     """The server's whole life (see the module docstring)."""
     os.closerange(3, control_fd)  # bubblewrap's options and filter, or anything else inherited: only the control stays
     os.closerange(control_fd + 1, os.sysconf("SC_OPEN_MAX"))
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # its memory, descriptors, environment: its own
     if cache_source is not None and os.path.isdir(cache_source):
         link_cache(cache_source, CACHE_LINKS)
     preload()

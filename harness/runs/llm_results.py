@@ -14,6 +14,7 @@ from harness.records.commitment import SALT_FILE, condition_text, read_salt
 from harness.records.transcript import CallEntry, GameEntry, TranscriptReader
 from harness.registry.specs import canonical_spec, parse_spec
 from harness.runs.cwm_plot import plot_cwm_accuracy
+from harness.referee.isolation import isolation_lines, read_referee_record
 from harness.runs.llm_config import (
     AGENT_FILE,
     BELIEFS_FILE,
@@ -40,6 +41,10 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | None = None) -> dict[str, Any]:
+    if record := read_referee_record(run_dir):  # the referee's own record: the agent process's walls, refused requests
+        metrics["agent_processes"] = record.get("agent_processes")
+        metrics["refused_requests"] = record.get("refused_requests", [])
+        metrics["isolation_lines"] = isolation_lines(record)
     """metrics.json and report.md from the run's files (``refereed``: how it was played; None: as configured)."""
     reader = TranscriptReader(run_dir)
     config = LlmRunConfig.model_validate(reader.manifest().config)
@@ -150,6 +155,7 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         f"{metrics['tokens_out']} out (of which from the cache, not charged again: {metrics.get('cached_tokens_in', 0)} "
         f"in, {metrics.get('cached_tokens_out', 0)} out); cost ${metrics['cost_usd']:.4f}."]
     if "cwm" in metrics:
+        *(line for text in metrics.get("isolation_lines", []) for line in (text, "")),
         lines += cwm_lines(metrics["cwm"])
     if metrics["stopped"]:
         lines.append(f"Stopped early: {metrics['stopped']}.")

@@ -66,6 +66,7 @@ from harness.records.transcript import (
     TranscriptWriter,
     open_log_for_append,
 )
+from harness.referee.isolation import write_referee_record
 from harness.referee.model_process import ModelJob, ModelSinks, RunInterrupted, agent_report
 from harness.referee.model_session import AgentStopped, ModelSession, RunSinks, cache_records
 from harness.referee.wire import AgentProcessGone, ProtocolViolation
@@ -282,6 +283,7 @@ class _Run:
                 session.adapt()
             finally:
                 self._write_report(session.agent_report)
+                write_referee_record(self.run_dir, session.referee.ledger.privileged)
             session.start_evaluation()
             try:
                 await self._evaluate(RemotePlayer(session))

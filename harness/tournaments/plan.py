@@ -51,7 +51,8 @@ from engine.state import BLACK, WHITE
 from harness.play.game import play_game
 from harness.play.grants import EvaluationGrants
 from harness.referee.seats import AgentFailed, RemotePlayer, Seats
-from harness.registry.specs import canonical_spec, make_agent, parse_spec
+from harness.registry.outside import referee_side
+from harness.registry.specs import canonical_spec, is_outside, make_agent, parse_spec
 
 GAME_LINE_SCHEMA = 1
 MANIFEST_SCHEMA = 1
@@ -218,12 +219,14 @@ def check_agents(specs: Sequence[str], env_id: EnvKey, *, unprivileged: bool = T
     """Build each agent once on ``env_id``: a value its constructor rejects (``mcts:n=0``) is an AgentSpecError.
 
     ``unprivileged=False``: only the privileged ones (the others are checked on a
-    player process, :func:`check_agents_on_seat`).
+    player process, :func:`check_agents_on_seat`). In a referee's process an agent
+    from outside the project is only parsed here: it is built in its agent process,
+    which reports a build failure as the pair's failure.
     """
     env = make_env(env_id)
     for spec in specs:
         privileged = is_privileged(spec)
-        if not (privileged or unprivileged):
+        if not (privileged or unprivileged) or (referee_side() and is_outside(spec)):
             continue
         grant = EvaluationGrants(env).grant_simulator if privileged else None
         try:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine import EnvKey, make_env
 from harness.prompting.waves import wave_label
+from harness.referee.isolation import agent_isolation
 from harness.tournaments.match import OUTCOMES, Tally
 from harness.tournaments.plan import GameLine, TournamentPlan
 
@@ -32,6 +33,10 @@ CELL_NOTE = "A's results: rate % [Wilson 95% interval] (games)"
 UNENFORCED_NOTE = (
     "UNENFORCED: the agents played in the process that held K (--in-process), where a cheating agent "
     "could read it; use these numbers for quick experiments only"
+)
+UNSANDBOXED_NOTE = (
+    "UNENFORCED: agents from plugins played outside the sandbox's walls (--unsandboxed-agents, or no bubblewrap), "
+    "where a cheating agent could read K; use these numbers for quick experiments only"
 )
 
 
@@ -111,6 +116,7 @@ def summarise(plan: TournamentPlan, lines: Iterable[GameLine]) -> TournamentResu
     if set(games) != expected:
         raise ValueError(f"summarise: {len(games)} distinct games given, the plan has {len(expected)}")
     privileged, unadapted = set(plan.privileged_agents), set(plan.unadapted_agents)
+    walls_open = plan.referee and agent_isolation()["mode"] == "UNENFORCED"  # plugins' agents outside the walls
     per_env: list[ResultRow] = []
     over_envs: list[ResultRow] = []
     for index, pairing in enumerate(plan.pairings):
@@ -144,8 +150,9 @@ def summarise(plan: TournamentPlan, lines: Iterable[GameLine]) -> TournamentResu
             *((f"{PRIVILEGED_MARK} {PRIVILEGED_NOTE}",) if privileged else ()),
             *((UNADAPTED_NOTE,) if unadapted else ()),
             *(() if plan.referee else (UNENFORCED_NOTE,)),
+            *((UNSANDBOXED_NOTE,) if walls_open else ()),
         ),
-        enforced=plan.referee,
+        enforced=plan.referee and not walls_open,
     )
 
 
@@ -239,7 +246,8 @@ def results_markdown(results: TournamentResults) -> str:
     """``results.md``: the over-all table, the per-environment table (when more than one), the footnotes."""
     parts = ["# Tournament results", "", describe(results), "", CELL_NOTE, ""]
     if not results.enforced:
-        parts[1:1] = ["", f"**{UNENFORCED_NOTE}**"]
+        note = next((note for note in results.notes if note.startswith("UNENFORCED")), UNENFORCED_NOTE)
+        parts[1:1] = ["", f"**{note}**"]
     parts += [f"## Over {_envs_label(results.env_ids)}", "", *_markdown_table(OVERALL_COLUMNS, overall_rows(results))]
     if len(results.env_ids) > 1:
         parts += ["", "## Per environment", "", *_markdown_table(PER_ENV_COLUMNS, per_env_rows(results))]

@@ -35,6 +35,7 @@ from typing import Any
 from harness.records.interrupts import StopRequest, settle, shielded
 from harness.records.lock import writer_lock
 from harness.records.provenance import git_commit, versions
+from harness.referee.isolation import agent_isolation
 from harness.referee.seats import Seats
 from harness.registry.plugins import load_worker_plugins, loaded_plugins, plugin_sources
 from harness.registry.specs import parse_spec
@@ -331,6 +332,7 @@ def _manifest(plan: TournamentPlan, run_dir: Path, jobs: int, command: str, kind
         "jobs": jobs,
         "workers": max(1, min(jobs, plan.total_games)),
         "referee": REFEREE_MODE if plan.referee else IN_PROCESS_MODE,
+        "agent_processes": agent_isolation(),
         "colours": "A is black in even-numbered games, white in odd ones",
         "seeding": "game seed = SeedSequence([seed, env_id, pairing key, game index]); pairing key = "
         "first 8 bytes of sha256('A\\nB'); agent generators = SeedSequence(game_seed).spawn(2)",

@@ -133,3 +133,11 @@ def test_a_substituted_block_gets_the_page_port(tmp_path):
     )
     (block,) = page_blocks(page)
     assert block.script(port=4321) == "arena run --model mock/echo --api-base http://127.0.0.1:4321/v1\n"
+
+
+def test_the_readme_stays_the_way_in():
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250, "the README is the way in; the manual is docs/ (mkdocs.yml)"
+    commands = [block.text.strip() for block in _blocks(REPOSITORY / "README.md") if block.is_shell]
+    assert commands[:2] == ["make demo", "make test"], "the two set-up commands come first"
+    assert any(text.startswith("arena stub-server") for text in commands) and any("arena view" in text for text in commands)

@@ -127,9 +127,9 @@ def test_a_token_cap_logs_every_paid_call_exits_4_and_resumes_with_a_raised_cap(
     assert any(c.reason == UNFINISHED_GAME for c in paid)  # the game under way when the cap struck
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["tokens_in"] + metrics["tokens_out"] == used and metrics["calls"] == len(calls) > 0
-    refused = arena("run", "--resume", str(run_dir), "--seed", "4")
-    _, stderr = refused.communicate(timeout=HANG_GUARD_S)
-    assert refused.returncode == 2 and "--seed 4 differs from the run's 3" in stderr and "Traceback" not in stderr
+    refused = CliRunner().invoke(app, ["run", "--resume", str(run_dir), "--seed", "4"], env={"COLUMNS": "400"})  # refused before any game
+    assert refused.exit_code == 2 and "--seed 4 differs from the run's 3" in refused.output, refused.output
+    assert isinstance(refused.exception, SystemExit)  # a one-line user error, no traceback
     resumed = arena("run", "--resume", str(run_dir), "--max-tokens", "10000000", "--seed", "3")
     _, stderr = resumed.communicate(timeout=HANG_GUARD_S)
     assert resumed.returncode == 0, stderr[-2000:]

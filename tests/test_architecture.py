@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 400
 SOURCE_DIRS = ("engine", "agents", "harness", "tests")
 HARNESS_PARTS = (
+    "installation",
     "sandbox",
     "play",
     "envs",

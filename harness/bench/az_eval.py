@@ -1,6 +1,6 @@
 """Win rates of an agent (the ``az`` agent by default) on chosen boards, with Wilson intervals, resumable.
 
-Board sets (:data:`BOARD_SETS`): ``issue`` is issue 18's check (standard 8x8,
+Board sets (:data:`BOARD_SETS`): ``check`` is the quick check (standard 8x8,
 standard 6x6, and 8x8 with four blocked cells); ``held-out`` is standard 8x8
 and three boards no ``az`` training saw, drawn from a seed no training run uses
 (8x8 with four random blocked cells, 7x7 with three, a size the training never
@@ -42,7 +42,7 @@ from harness.play.game import play_game
 from harness.registry.specs import make_agent
 
 HELD_OUT_SEED = 18_018
-BOARD_SETS = ("issue", "held-out", "benchmark")
+BOARD_SETS = ("check", "held-out", "benchmark")
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def held_out_layouts(benchmark: bool = False) -> list[Layout]:
 
 def board_set(name: str) -> list[Layout]:
     """The boards of one of :data:`BOARD_SETS` (module docstring)."""
-    if name == "issue":
+    if name == "check":
         standard, blocked = held_out_layouts()[:2]
         return [standard, standard_layout(6, 6, name="Standard 6x6"), blocked]
     if name == "held-out":

@@ -96,7 +96,7 @@ class Throughput:
 
     @property
     def target(self) -> float:
-        """0.8 x concurrency / latency calls a second: the issue's bar."""
+        """0.8 x concurrency / latency calls a second: the target."""
         return 0.8 * self.concurrency / self.latency_s if self.latency_s > 0 else float("nan")
 
 

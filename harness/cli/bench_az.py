@@ -25,7 +25,7 @@ def az_command(
     ] = None,
     games: Annotated[int, typer.Option("--games", help="Games per board and opponent, colours alternating.")] = 20,
     boards_name: Annotated[
-        str, typer.Option("--boards", help=f"Board set: {', '.join(BOARD_SETS)} (issue: 8x8, 6x6, 8x8 with 4 blocked cells).")
+        str, typer.Option("--boards", help=f"Board set: {', '.join(BOARD_SETS)} (check: 8x8, 6x6, 8x8 with 4 blocked cells).")
     ] = "held-out",
     benchmark: Annotated[bool, typer.Option("--benchmark", help="Add the 7 benchmark layouts.")] = False,
     out: Annotated[

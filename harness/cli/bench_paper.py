@@ -40,7 +40,7 @@ from harness.bench.paper_report import (
     write_outputs,
 )
 from harness.bench.paper_run import default_run_dir, read_plan, read_results, run_bench_paper
-from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary
+from harness.bench.paper_summary import DEFAULT_PAPER_TABLE2, PaperSummary, check_line, targets_title
 from harness.cli.console import DESCRIPTION, print_error, stacked_tables, stderr_console, stderr_progress, stdout_console
 from harness.cli.options import PluginOption, UnsandboxedOption, parse_envs, parse_specs, refuse_newer_schema, specs_option, use_plugins
 from harness.prompting.waves import wave_label
@@ -49,7 +49,7 @@ from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE
 from harness.tournaments.resume import RunInterrupted
 from harness.tournaments.tournament import check_run_dir
 
-FAILED_EXIT_CODE = 1  # a pair failed or a target row says FAIL (0: every row PASS or n/a; 2: a user error)
+FAILED_EXIT_CODE = 1  # a pair failed or a target row says FAIL (0: every row PASS or n/a, or a quick run; 2: a user error)
 DEFAULT_JOBS = 2
 
 
@@ -162,7 +162,9 @@ def paper(
     play Random and MCTS-100; after adaptation the frozen agent plays Random,
     PosNet, MCTS-30/50/100, colours alternating. Prints the paper's Table 2 and
     Table 1 layouts with the paper's Adaptive Minimax beside ours, and the
-    issue's targets as PASS/FAIL lines. Opponents marked * are privileged.
+    targets as PASS/FAIL lines (exit code 1 on a FAIL); a --quick run judges
+    none (they are sized for the full run) and shows its numbers beside the
+    paper's. Opponents marked * are privileged.
     """
     if jobs < 1:
         raise typer.BadParameter(f"--jobs must be 1 or more, got {jobs}")
@@ -326,10 +328,11 @@ def print_summary(summary: PaperSummary, run_dir: Path, plots: Sequence[str]) ->
     if beliefs := belief_rows(summary):
         _print_table(console, "Beliefs about K at the end of adaptation", BELIEF_COLUMNS, beliefs, sections=None)
     _print_table(console, "Budget and time (seconds: mean per environment)", COST_COLUMNS, cost_rows(summary), sections=None, labels=1)
-    console.print(Text("Targets (issue 5)", style="bold"))
+    console.print(Text(targets_title(summary.plan), style="bold"))
     for check in summary.checks:
         style = {True: "green", False: "bold red", None: "yellow"}[check.passed]
-        console.print(Text(f"  {check.mark:<4} ", style=style).append(Text(check.text, style="default")))
+        verdict = check_line(check, summary.plan).removesuffix(check.text)  # "PASS " / "FAIL " / "n/a  "; none on a quick run
+        console.print(Text(f"  {verdict}", style=style).append(Text(check.text, style="default")))
     for line in failures(summary):
         print_error(f"failed: {line}")
     console.print(Text(describe(summary.plan), style="dim"))

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from agents.spec import AgentSpecError
 from engine import ConditionError, EnvSpecError, IllegalMoveError, LayoutError, NotationError, UnknownEnvironmentError
@@ -48,6 +49,7 @@ from harness.cli import sweep as sweep_cli
 from harness.cli import train_az as train_az_cli
 from harness.cli import view as view_cli
 from harness.cli.console import print_error
+from harness.installation.data import DISTRIBUTION, version
 from harness.models.errors import ModelConfigError
 from harness.records.lock import RunLocked
 from harness.records.transcript import TranscriptError
@@ -115,8 +117,33 @@ def os_error_message(error: OSError) -> str:
     return f"{where}: {reason}" if where else reason
 
 
+# What a user came to do, the main job first: the panels of `arena --help`, and each command's place in them.
+PANELS: dict[str, tuple[str, ...]] = {
+    "Evaluate a model": ("run", "demo", "sweep", "stub-server", "calls-to-script"),
+    "Play and compare baselines": ("agents", "match", "tournament", "leaderboard"),
+    "Look at and check runs": ("view", "replay", "compare", "rerun", "audit"),
+    "Benchmarks": ("bench",),
+    "Environments and training": ("envs", "show", "perft", "train"),
+}
+COMMAND_ORDER = [name for names in PANELS.values() for name in names]
+
+
+def panel_of(name: str) -> str | None:
+    """The help panel of top-level command ``name``."""
+    return next((panel for panel, names in PANELS.items() if name in names), None)
+
+
+class _PanelOrder(TyperGroup):
+    """Lists the commands in :data:`PANELS`' order (typer lists them as registered, sub-command groups last)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        listed = super().list_commands(ctx)
+        return sorted(listed, key=lambda name: COMMAND_ORDER.index(name) if name in COMMAND_ORDER else len(COMMAND_ORDER))
+
+
 app = typer.Typer(
     name="arena",
+    cls=_PanelOrder,
     help="Expanded Othello Arena: Othello on arbitrary layouts with a hidden winning threshold K.",
     no_args_is_help=True,
     add_completion=False,
@@ -124,30 +151,50 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(
     help=(
-        "Measure: 'bench engine' times the random-playout engine, 'bench agents' the search agents, "
-        "'bench harness' the LLM harness, 'bench referee' the referee's cost, 'bench paper' runs the paper's benchmark, "
-        "'bench replot' redraws its figures, 'bench sandbox' generated code in the sandbox, "
-        "'bench cwm' the code-world-model agent family by family, 'bench view' how fast a large run's page opens, "
-        "'bench adaptive' the adaptive tournament against the round robin."
+        "Run the paper's benchmark ('bench paper') and measure the engine, the agents, the harness and more "
+        "('arena bench --help' lists them)."
     ),
     no_args_is_help=True,
 )
 
 
+def version_line() -> str:
+    """The distribution's version and the harness version every run manifest records (templates and reply parser)."""
+    from harness.records.provenance import harness_version
+
+    return f"{DISTRIBUTION} {version()} (harness {harness_version()}: the prompt templates and the reply parser)"
+
+
+def _print_version(show: bool) -> None:
+    if show:
+        print(version_line())
+        raise typer.Exit()
+
+
 @app.callback()
-def _options(debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error instead of its one-line message.")) -> None:
+def _options(
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of an error instead of its one-line message."),
+    show_version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version (and the prompt templates' hash) and exit."
+    ),
+) -> None:
     """Expanded Othello Arena: Othello on arbitrary layouts with a hidden winning threshold K."""
     _debug["on"] = debug
 
 
 def _register(typer_app: typer.Typer, name: str, command: Callable[..., Any]) -> None:
-    typer_app.command(name)(reporting_user_errors(command))
+    panel = panel_of(name) if typer_app is app else None
+    typer_app.command(name, rich_help_panel=panel)(reporting_user_errors(command))
+
+
+def _add_group(group: typer.Typer, name: str) -> None:
+    app.add_typer(group, name=name, rich_help_panel=panel_of(name))
 
 
 envs.envs_app.callback(invoke_without_command=True)(reporting_user_errors(envs.envs))
 _register(envs.envs_app, "new", envs.new)
 _register(envs.envs_app, "list", envs.list_suite)
-app.add_typer(envs.envs_app, name="envs")
+_add_group(envs.envs_app, "envs")
 _register(app, "show", show.show)
 _register(app, "perft", perft.perft)
 _register(app, "demo", demo.demo)
@@ -162,7 +209,7 @@ _register(app, "audit", audit_cli.audit)
 _register(app, "stub-server", stub_server_cli.stub_server)
 _register(app, "calls-to-script", stub_server_cli.calls_to_script)
 _register(app, "view", view_cli.view)
-app.add_typer(bench_app, name="bench")
+_add_group(bench_app, "bench")
 _register(bench_app, "engine", bench.engine)
 _register(bench_app, "agents", bench.agents)
 _register(bench_app, "harness", bench.harness)
@@ -177,12 +224,12 @@ _register(bench_app, "env", bench_env.env)
 _register(bench_app, "view", view_cli.bench_view_command)
 _register(bench_app, "adaptive", bench_adaptive.adaptive)
 train_app = typer.Typer(help="Train the learned baselines: 'train posnet' meta-learns PosNet, 'train ppo' PPO-2K.", no_args_is_help=True)
-app.add_typer(train_app, name="train")
+_add_group(train_app, "train")
 _register(train_app, "posnet", train.posnet)
 _register(train_app, "ppo", train.ppo)
 _register(train_app, "ntuple", train.ntuple)
 _register(train_app, "az", train_az_cli.az)
-app.add_typer(sweep_cli.sweep_app, name="sweep")
+_add_group(sweep_cli.sweep_app, "sweep")
 _register(sweep_cli.sweep_app, "plan", sweep_cli.plan)
 _register(sweep_cli.sweep_app, "run", sweep_cli.run)
 _register(app, "leaderboard", leaderboard_cli.leaderboard)

@@ -14,7 +14,7 @@ def test_held_out_boards_are_fixed_and_of_the_promised_kinds():
     assert boards == held_out_layouts()
     assert [(b.rows, b.cols, len(b.obstacles)) for b in boards] == [(8, 8, 0), (8, 8, 4), (7, 7, 3), (10, 10, 8)]
     assert len(held_out_layouts(benchmark=True)) == 11
-    assert [(b.rows, b.cols, len(b.obstacles)) for b in board_set("issue")] == [(8, 8, 0), (6, 6, 0), (8, 8, 4)]
+    assert [(b.rows, b.cols, len(b.obstacles)) for b in board_set("check")] == [(8, 8, 0), (6, 6, 0), (8, 8, 4)]
     assert len(board_set("benchmark")) == 7
     with pytest.raises(ValueError, match="board set 'nine'"):
         board_set("nine")
@@ -41,7 +41,7 @@ def test_the_record_scores_draws_half_with_either_interval():
 
 def test_results_file_resumes_and_a_game_does_not_depend_on_its_companions(tmp_path):
     results = tmp_path / "az.jsonl"
-    boards = board_set("issue")[1:]
+    boards = board_set("check")[1:]
     win_rates("greedy", ["random", "corner"], boards, games=2, seed=1, results=results)
     assert len(results.read_text().splitlines()) == 8
     played = []
@@ -75,4 +75,4 @@ def test_a_random_opening_makes_deterministic_players_play_different_games():
     opened = {tuple(moves(4, seed)) for seed in range(6)}
     assert len(opened) > 1 and {game[:4] for game in opened} != {tuple(moves(0, 1)[:4])}
     with pytest.raises(ValueError, match="opening=-1"):
-        win_rates("greedy", ["random"], board_set("issue")[:1], games=1, opening=-1)
+        win_rates("greedy", ["random"], board_set("check")[:1], games=1, opening=-1)

@@ -68,9 +68,9 @@ def test_bad_az_weights_are_one_line_in_a_match(tmp_path):
 
 def test_bench_az_resumes_from_its_results_file_and_bench_league_reports_the_record(tmp_path):
     results = tmp_path / "games.jsonl"
-    first = invoke("bench", "az", "greedy", "--opponent", "random", "--boards", "issue", "--games", 1, "--out", results)
+    first = invoke("bench", "az", "greedy", "--opponent", "random", "--boards", "check", "--games", 1, "--out", results)
     assert first.exit_code == 0 and "Standard 6x6" in first.output, first.output
-    again = invoke("bench", "az", "greedy", "--opponent", "random", "--boards", "issue", "--games", 2, "--out", results)
+    again = invoke("bench", "az", "greedy", "--opponent", "random", "--boards", "check", "--games", 2, "--out", results)
     assert again.exit_code == 0 and len(results.read_text().splitlines()) == 6, again.output
     one_error_line(invoke("bench", "az", "greedy", "--boards", "nine"), "--boards 'nine'")
     league = invoke("bench", "league", "greedy", "--games", 2)

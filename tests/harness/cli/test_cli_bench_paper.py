@@ -18,7 +18,7 @@ def test_tiny_run_exits_as_its_target_rows_say_and_writes_everything(invoke, ben
     for text in (
         "Per environment: minimax:depth=1",
         "Per condition: win rate",
-        "Targets (issue 5)",
+        "Targets",
         "MCTS-100*",
         "n/a",
         f"run recorded in {out}",

@@ -27,7 +27,8 @@ from engine.environments import N_CONDITIONS, N_LAYOUTS, Environment
 from engine.protocol.arena import PrivilegedUsage
 from engine.protocol.belief import Belief
 from harness.prompting.beliefs import BeliefScore
-from harness.registry.specs import canonical_spec, parse_spec, registry
+from harness.registry.outside import referee_side
+from harness.registry.specs import canonical_spec, is_outside, parse_spec, registry
 from harness.tournaments.match import Tally
 from harness.tournaments.plan import TournamentError, check_agents, is_privileged
 
@@ -307,6 +308,12 @@ def given_opponents(specs: Sequence[str], env_id: EnvKey) -> tuple[Opponent, ...
     chosen: dict[str, Opponent] = {}
     for spec in specs:
         canonical = canonical_spec(spec)
+        if referee_side() and is_outside(canonical):
+            raise TournamentError(
+                f"--opponents: {spec!r} comes from a plugin; bench paper plays its opponents in the referee's "
+                "process, which never runs a plugin's code: play it with arena match or arena tournament, or as "
+                "arena run's opponent"
+            )
         check_agents([canonical], env_id)
         label = opponent_label(canonical)
         if label in chosen:

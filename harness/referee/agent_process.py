@@ -36,7 +36,7 @@ from harness.referee.launch import adopt_environment
 from harness.referee.remote_arena import RemoteArena
 from harness.referee.wire import AgentProcessGone, Wire, int_list
 from harness.registry import plugins
-from harness.registry.specs import become_agent_process, make_agent
+from harness.registry.specs import become_agent_process, make_agent, project_agents_only
 
 
 @dataclass(frozen=True)
@@ -174,5 +174,7 @@ def load_plugins(sources: tuple[str, ...]) -> None:
     """The job's plugins, after those the parent passed down in its environment (:data:`PLUGINS_ENV`).
 
     A spawned process's registry reads the inherited ones when it is first built; this process was forked from a
-    server whose registry was built before (:mod:`harness.referee.launch`), so they are loaded here."""
-    plugins.load_plugins((*plugins.plugin_sources(), *sources))
+    server whose registry was built before (:mod:`harness.referee.launch`), so they are loaded here. A process that
+    serves only the project's agents (:func:`~harness.registry.specs.project_agents_only`) loads none."""
+    if not project_agents_only():
+        plugins.load_plugins((*plugins.plugin_sources(), *sources))

@@ -86,15 +86,18 @@ def start_agent(
     outside: bool,
     context: Any,
     unwalled_args: tuple[Any, ...] | None = None,
+    files: tuple[str, ...] = (),
 ) -> tuple[Connection, Any]:
     """``target(connection, *args)`` in a new agent process: behind the walls where they stand (``outside``: it runs
     agents from outside the project, and sees and imports the plugins; else it imports no outside code); else a plain
     process of ``context`` (with ``unwalled_args`` when given), refused when outside code is involved and the user did
-    not say ``--unsandboxed-agents``."""
+    not say ``--unsandboxed-agents``. ``files``: host files it must read (a scripted model's replies), bound
+    read-only."""
     problem = walls_problem() if os.environ.get(UNSANDBOXED_ENV) != "1" else "--unsandboxed-agents"
     if problem is None:
         binds, paths = plugin_view(plugin_sources()) if outside else ((), ())
-        return start_walled(target, args, network=network, outside=outside, binds=binds, paths=paths)
+        readable = tuple(os.path.realpath(path) for path in files if os.path.isfile(path))
+        return start_walled(target, args, network=network, outside=outside, binds=binds + readable, paths=paths)
     if outside_code() and os.environ.get(UNSANDBOXED_ENV) != "1":
         raise WallsMissing(
             f"agent processes cannot start behind the walls here ({problem}), and agents from plugins or installed "
@@ -130,7 +133,9 @@ def isolation_lines(record: dict[str, Any]) -> list[str]:
     lines = []
     processes = record.get("agent_processes") or {}
     mode = processes.get("mode")
-    if mode == "UNENFORCED":
+    if mode == "walled":
+        lines.append("Agent process: behind the sandbox's walls (its own PID namespace and uid; no run directory, no referee in view).")
+    elif mode == "UNENFORCED":
         lines.append(f"UNENFORCED: agents from plugins ran outside the walls ({processes.get('reason')}); they could reach K.")
     elif mode == "not isolated":
         lines.append(f"Agent processes ran outside the walls ({processes.get('reason')}): the project's own agents only.")

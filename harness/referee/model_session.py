@@ -104,7 +104,12 @@ class ModelSession:
         self._broken: Exception | None = None
         self.agent_report: dict[str, Any] = {}  # what the agent said about itself after adapting (untrusted, JSON)
         ours, self._process = start_agent(
-            model_agent_main, (job,), network=True, outside=bool(job.plugins), context=multiprocessing.get_context("spawn")
+            model_agent_main,
+            (job,),
+            network=True,
+            outside=bool(job.plugins),
+            context=multiprocessing.get_context("spawn"),
+            files=model_files(job.recipe),
         )
         self._wire = Wire(ours)  # only the agent process holds the other end: its exit ends our reads
 
@@ -282,3 +287,9 @@ def _decision(reply: dict[str, Any]) -> MoveDecision:
     attempts = [Attempt((), None, None, None, "call_failed" if kind else "legal", FailureKind(kind) if kind else None) for kind in kinds]
     forfeited = bool(reply.get("forfeited"))
     return MoveDecision(None if forfeited else move, forfeited, attempts, bool(reply.get("fallback_used")))
+
+
+def model_files(recipe: Any) -> tuple[str, ...]:
+    """Host files the model agent's process reads: a scripted model's replies (``mock/script:FILE``)."""
+    model = str(getattr(recipe, "model", ""))
+    return (model.removeprefix("mock/script:"),) if model.startswith("mock/script:") else ()

@@ -146,9 +146,13 @@ class _Seat:
         seed, stream = int_field(message, "seed"), int_field(message, "stream")
         if seed < 0 or stream not in (0, 1):
             raise ProtocolViolation(f"op 'new_game': seed must be >= 0 and stream 0 or 1, got {seed}, {stream}")
+        entropy = message.get("entropy")  # the generator's seed words, when the referee names them (arena run's opponents)
+        if entropy is not None and (not isinstance(entropy, list) or len(entropy) > 8 or not all(_whole(w) for w in entropy)):
+            raise ProtocolViolation("op 'new_game': 'entropy' must be a list of at most 8 whole numbers >= 0")
         try:
             game_rules = rules_from_text(rules)
-            generator = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[stream])
+            sequence = np.random.SeedSequence(seed).spawn(2)[stream] if entropy is None else entropy
+            generator = np.random.default_rng(sequence)
             self._agent = make_agent(spec, AgentContext(game_rules, record_call=self._calls.append), generator)
         except (KeyboardInterrupt, SystemExit):
             raise
@@ -171,6 +175,10 @@ class _Seat:
                 "it must return a flat move index (int, row * cols + col)"
             )
         return int(proposal)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _load_plugins(sources: tuple[str, ...]) -> None:

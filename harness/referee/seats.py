@@ -63,9 +63,14 @@ class Seat:
         self._wire: Wire | None = None
         self.started = 0  # processes started so far (a failure ends one; the next game starts another)
 
-    def new_game(self, rules: Rules, spec: str, seed: int, stream: int, who: str = "", side: str = "a") -> RemotePlayer:
-        """Have a fresh agent built for a game's ``side`` ("a" or "b"); raises :class:`AgentFailed` if it cannot be."""
+    def new_game(
+        self, rules: Rules, spec: str, seed: int, stream: int, who: str = "", side: str = "a", entropy: list[int] | None = None
+    ) -> RemotePlayer:
+        """Have a fresh agent built for a game's ``side`` ("a" or "b"); raises :class:`AgentFailed` if it cannot be.
+
+        Its generator is ``default_rng(SeedSequence(seed).spawn(2)[stream])``, or ``default_rng(entropy)``."""
         self.start()
+        fields = {"entropy": entropy} if entropy is not None else {}
         reply = self.ask(
             spec,
             who,
@@ -76,6 +81,7 @@ class Seat:
             stream=stream,
             side=side,
             expected=("ready", "game_error"),
+            **fields,
         )
         if reply["op"] == "game_error":
             error = str(reply.get("error"))[:2000]
@@ -150,6 +156,7 @@ class RemotePlayer:
 
     def __init__(self, seat: Seat, spec: str, who: str, side: str = "a") -> None:
         self._seat = seat
+        self.seat = seat
         self.name = spec
         self._who, self._side = who, side
         self.calls: list[dict[str, Any]] = []  # a model agent's calls, in order, as the player process reported them
@@ -228,3 +235,29 @@ class Seats:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class OpponentSeats:
+    """Player processes for opponents from outside the project in a referee's process (``arena run``'s evaluation):
+    the referee never builds them itself. One seat per game under way; a seat goes back to the pool after its game."""
+
+    def __init__(self) -> None:
+        self._free: list[Seat] = []
+        self._all: list[Seat] = []
+
+    def player(self, rules: Rules, spec: str, entropy: list[int], who: str) -> RemotePlayer:
+        """The opponent of one game, its generator ``default_rng(entropy)``; :meth:`release` it after the game."""
+        seat = self._free.pop() if self._free else self._new()
+        return seat.new_game(rules, spec, 0, 0, who, "a", entropy=entropy)
+
+    def _new(self) -> Seat:
+        seat = Seat(f"opponent-{len(self._all)}", outside=True)
+        self._all.append(seat)
+        return seat
+
+    def release(self, player: RemotePlayer) -> None:
+        self._free.append(player.seat)
+
+    def close(self) -> None:
+        for seat in self._all:
+            seat.close()

@@ -219,11 +219,15 @@ def start_walled(
         return server.start(target, args, child_environment(network, outside), paths)
 
 
+AGENT_ENV = "OTHELLO_ARENA_AGENT_ENV"  # names (comma-separated) of variables agent processes get besides the harmless
+
+
 def child_environment(network: bool, outside: bool) -> dict[str, str]:
     """An agent process's environment variables: a model agent's process gets this process's (its model's keys,
     proxies), any other only the harmless ones; the plugin list only where ``outside``; inside, HOME, TMPDIR, PATH and
     the numba cache are the sandbox's."""
-    safe = (*SAFE_VARIABLES, PLUGINS_ENV, WRITABLE_ENV)
+    named = tuple(name.strip() for name in os.environ.get(AGENT_ENV, "").split(",") if name.strip())
+    safe = (*SAFE_VARIABLES, PLUGINS_ENV, WRITABLE_ENV, AGENT_ENV, *named)
     variables = dict(os.environ) if network else {name: os.environ[name] for name in safe if name in os.environ}
     for name in (REFEREE_ENV, DESCRIBED_ENV, *(() if outside else (PLUGINS_ENV,))):
         variables.pop(name, None)

@@ -50,6 +50,7 @@ FAMILY_MODULES = (
 _REGISTRY: dict[str, AgentEntry] = {}
 _ORIGINS: dict[str, str] = {}  # agent name -> where an agent from outside FAMILY_MODULES came from
 _collected: list[str] = []  # the family modules already read
+_project_only: list[bool] = []  # [True] in an agent process that serves only the project's agents
 _installed: list[bool] = []  # [True] once the installed entry points and inherited plugins are in
 
 
@@ -131,11 +132,17 @@ def become_agent_process() -> None:
     for name in placeholders:
         del _REGISTRY[name]
         _ORIGINS.pop(name, None)
+    _project_only[:] = [project_only]
     if project_only:
         os.environ.pop(PLUGINS_ENV, None)
         _installed[:] = [True]
     elif placeholders or not _ORIGINS:
         _installed.clear()
+
+
+def project_agents_only() -> bool:
+    """Whether this agent process serves only the project's agents (:func:`become_agent_process`): it loads no plugin."""
+    return bool(_project_only and _project_only[0])
 
 
 def is_outside(spec: str) -> bool:

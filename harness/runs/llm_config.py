@@ -19,8 +19,7 @@ BELIEFS_FILE, CACHE_FILE, METRICS_FILE, REPORT_FILE = "beliefs.jsonl", "cache.js
 AGENT_FILE = "agent.json"  # what the agent reported about itself after adapting (cwm: counts, refinement steps)
 DEFAULT_CHECKPOINTS = (10, 50, 200, 2000)
 REFEREED = ("referee process (enforced: the agent and its model client ran in a process of their own that never held K, "
-            "the budget ledger or the opponents; every game re-played and scored by the referee. OS-level isolation of "
-            "that process (file system, /proc) is not applied yet)")
+            "the budget ledger or the opponents; every game re-played and scored by the referee)")
 IN_PROCESS = ("in-process (UNENFORCED: the agent and its model client share the process that holds K; "
               "our own agents do not look, but nothing stops code that would)")
 Progress = Callable[[str, int, int], None]  # phase, games done, games in the phase

@@ -67,11 +67,13 @@ from harness.records.transcript import (
     open_log_for_append,
 )
 from harness.referee.isolation import write_referee_record
+from harness.referee.seats import OpponentSeats
+from harness.registry.outside import referee_side
 from harness.referee.model_process import ModelJob, ModelSinks, RunInterrupted, agent_report
 from harness.referee.model_session import AgentStopped, ModelSession, RunSinks, cache_records
 from harness.referee.wire import AgentProcessGone, ProtocolViolation
 from harness.registry.plugins import plugin_sources
-from harness.registry.specs import canonical_spec, make_agent
+from harness.registry.specs import canonical_spec, is_outside, make_agent
 from harness.runs.llm_build import adaptation_wave, beliefs_done, game_entry, recipe_of, run_manifest
 from harness.runs.llm_config import (
     AGENT_FILE,
@@ -332,6 +334,7 @@ class _Run:
         """The evaluation games not yet on record, up to ``concurrency`` at once, written in game order."""
         total = self.config.eval_games * len(self.config.opponents)
         grants = EvaluationGrants(self.env)
+        self.opponent_seats = OpponentSeats()  # player processes of plugins' opponents, started at their first game
         numbers = iter(range(self.eval_done, total))  # shared by the workers: each game is taken once, in order
         finished: dict[int, tuple[GameEntry, int, list[PlyDecision]]] = {}
         next_to_write = self.eval_done
@@ -364,14 +367,26 @@ class _Run:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            self.opponent_seats.close()
 
     async def _eval_game(self, player: EvalPlayer, grants: EvaluationGrants,
                          number: int) -> tuple[GameEntry, int, list[PlyDecision]]:
         """Evaluation game ``number``: its opponent and colour follow from the number alone."""
         config = self.config
         spec, game_in_match = config.opponents[number // config.eval_games], number % config.eval_games
+        if referee_side() and is_outside(spec):  # a plugin's opponent plays from a player process, never here
+            opponent = self.opponent_seats.player(self.env.rules, canonical_spec(spec), [config.seed, 2, number], "opponent")
+            try:
+                return await self._eval_game_against(player, opponent, number, game_in_match)
+            finally:
+                self.opponent_seats.release(opponent)
         opponent = make_agent(spec, AgentContext(self.env.rules, grants.grant_simulator),
                               np.random.default_rng([config.seed, 2, number]))
+        return await self._eval_game_against(player, opponent, number, game_in_match)
+
+    async def _eval_game_against(self, player: EvalPlayer, opponent: Any, number: int,
+                                 game_in_match: int) -> tuple[GameEntry, int, list[PlyDecision]]:
+        config = self.config
         colour = BLACK if game_in_match % 2 == 0 else WHITE
         mine, theirs = player.decider(number), from_policy(opponent)
         deciders = (mine, theirs) if colour == BLACK else (theirs, mine)

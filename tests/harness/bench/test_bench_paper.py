@@ -50,9 +50,15 @@ FAKES = Path(__file__).with_name("paper_fakes.py")
 def fakes(monkeypatch, tmp_path):
     """The fake agents of paper_fakes.py loaded as a plugin (agent processes load it too); adapt() calls logged."""
     monkeypatch.setenv(PLUGINS_ENV, os.environ.get(PLUGINS_ENV, ""))  # restored after the test
-    monkeypatch.setenv("PAPER_FAKES_LOG", str(tmp_path / "adapt-calls.log"))
+    shared = tmp_path / "agents"  # written by agent processes behind the walls, as uids of their own
+    shared.mkdir()
+    shared.chmod(0o1777)
+    log = shared / "adapt-calls.log"
+    monkeypatch.setenv("PAPER_FAKES_LOG", str(log))
+    monkeypatch.setenv("ARENA_AGENT_WRITABLE", str(shared))  # bound writable into their sandboxes
+    monkeypatch.setenv("OTHELLO_ARENA_AGENT_ENV", "PAPER_FAKES_LOG")  # and the variable passed to them
     load_plugins([FAKES])
-    return tmp_path / "adapt-calls.log"
+    return log
 
 
 def adapt_calls(log: Path) -> int:

@@ -20,6 +20,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from agents.spec import AgentSpecError
 from harness.referee.walls import start_unwalled, start_walled, walls_problem
 from harness.registry.importing import installed_entry_points, is_file_source
 from harness.registry.outside import described
@@ -28,7 +29,7 @@ from harness.registry.plugins import plugin_sources
 UNSANDBOXED_ENV = "OTHELLO_ARENA_UNSANDBOXED_AGENTS"  # "1": the user said --unsandboxed-agents (workers inherit it)
 
 
-class WallsMissing(RuntimeError):
+class WallsMissing(AgentSpecError):
     """Agents from outside the project would run outside the walls, and the user did not allow it."""
 
 
@@ -78,6 +79,17 @@ def plugin_view(sources: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, .
     return tuple(dict.fromkeys(binds)), tuple(dict.fromkeys(paths))
 
 
+def check_outside_allowed(problem: str | None = None) -> None:
+    """WallsMissing when outside code would run outside the walls and the user did not say ``--unsandboxed-agents``."""
+    problem = problem or walls_problem()
+    if problem is not None and outside_code() and os.environ.get(UNSANDBOXED_ENV) != "1":
+        raise WallsMissing(
+            f"agent processes cannot start behind the sandbox's walls here ({problem}), and agents from plugins or "
+            "installed packages run only behind them: install bubblewrap and run as root, or say --unsandboxed-agents "
+            "to run them as plain processes (the run is then marked UNENFORCED)"
+        )
+
+
 def start_agent(
     target: Callable[..., Any],
     args: tuple[Any, ...],
@@ -98,12 +110,7 @@ def start_agent(
         binds, paths = plugin_view(plugin_sources()) if outside else ((), ())
         readable = tuple(os.path.realpath(path) for path in files if os.path.isfile(path))
         return start_walled(target, args, network=network, outside=outside, binds=binds + readable, paths=paths)
-    if outside_code() and os.environ.get(UNSANDBOXED_ENV) != "1":
-        raise WallsMissing(
-            f"agent processes cannot start behind the walls here ({problem}), and agents from plugins or installed "
-            "packages run only behind them: install bubblewrap and run as root, or say --unsandboxed-agents to run "
-            "them as plain processes (the run is then marked UNENFORCED)"
-        )
+    check_outside_allowed(problem)
     return start_unwalled(target, unwalled_args if unwalled_args is not None else args, context)
 
 

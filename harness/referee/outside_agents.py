@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.spec import AgentSpecError
-from harness.referee.isolation import start_agent
+from harness.referee.isolation import check_outside_allowed, start_agent
 from harness.registry import outside
 from harness.registry.importing import installed_entry_points, is_file_source, pass_to_children, source_key
 from harness.registry.plugins import load_plugins, plugin_sources
@@ -92,6 +92,7 @@ def use_plugins(sources: Iterable[str], in_process: bool = False) -> list[str]:
         passed = plugin_sources()
         pass_to_children([*passed, *(key for key in keys if key not in passed)])
         if plugin_sources() or installed_entry_points():
+            check_outside_allowed()  # before anything starts: a one-line refusal where the walls cannot stand
             descriptions = describe(plugin_sources())
             add_described(descriptions)
             outside.pass_described(descriptions)

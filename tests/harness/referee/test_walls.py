@@ -102,3 +102,21 @@ def test_a_model_agents_process_reaches_the_network_and_nothing_else(tmp_path):
     facts = json.loads(connection.recv_bytes())
     process.join(30)
     assert len(facts["interfaces"]) > 1 and facts["pids"] == [1, 2, facts["pid"]] and not any(facts["visible"].values())
+
+
+def test_without_the_walls_a_plugin_agent_is_refused_unless_the_user_says_so(tmp_path):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("OTHELLO_ARENA", "ARENA_AGENT"))}
+    environ["PATH"] = str(tmp_path)  # no bubblewrap on it: the walls cannot stand
+    arena = shutil.which("arena", path=os.path.dirname(sys.executable))
+    words = [str(arena), *COMMANDS["match"][:2], "greedy", *COMMANDS["match"][3:], "--plugin", str(HONEST)]
+    words = [w.format(agent="walls-cheater") for w in words]
+    refused = subprocess.run([*words, "--out", str(tmp_path / "refused")], capture_output=True, text=True, env=environ, timeout=300)
+    assert refused.returncode != 0 and "--unsandboxed-agents" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "refused").exists()
+    out = tmp_path / "allowed"
+    allowed = subprocess.run([*words, "--unsandboxed-agents", "--out", str(out)], capture_output=True, text=True, env=environ, timeout=300)
+    assert allowed.returncode == 0, allowed.stderr[-2000:]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["agent_processes"]["mode"] == "UNENFORCED"
+    assert "UNENFORCED: agents from plugins played outside the sandbox's walls" in (out / "results.md").read_text()
+    assert json.loads((out / "results.json").read_text())["enforced"] is False

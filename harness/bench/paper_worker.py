@@ -23,6 +23,7 @@ import hashlib
 import re
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -120,6 +121,17 @@ def shared_ppo(task: PaperTask, spec: str) -> str:
     return f"ppo:seed={seed},shared={stem}" if entry.name == "ppo" else f"ppo-2k:games={games},seed={seed},shared={stem}"
 
 
+def _ppo_folder(task: PaperTask, spec: str) -> tuple[str, ...]:
+    """The folder a shared PPO training is written to, when ``spec`` trains one (a project agent's spec, made here by
+    :func:`shared_ppo`): made, and writable by the agent process's own uid behind the walls."""
+    if spec == task.agent or not task.shared_dir:
+        return ()
+    folder = Path(task.shared_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o1777)
+    return (str(folder),)
+
+
 class _Checkpoints:
     """The checkpoints below the budget: which are due once the ledger has passed them, and their evaluations."""
 
@@ -175,7 +187,7 @@ def _run_refereed(task: PaperTask, env: Environment) -> EnvAgentResult:
     fields: dict[str, Any] = {}
     session = None
     try:
-        session = AgentSession(env, job)
+        session = AgentSession(env, job, writable=_ppo_folder(task, job.agent))
         adapted = session.adapt(checkpoints.due, checkpoints.run)
         fields["adapt_seconds"] = max(0.0, adapted.seconds - checkpoints.seconds)
         referee = session.referee

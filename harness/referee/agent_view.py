@@ -72,7 +72,7 @@ def cache_source() -> str | None:
     return os.path.realpath(directory) if directory and os.path.isdir(directory) else None
 
 
-def _binds(network: bool, binds: tuple[str, ...]) -> list[str]:
+def _binds(network: bool, binds: tuple[str, ...], writable: tuple[str, ...] = ()) -> list[str]:
     made: set[str] = {"/tmp"}
     args: list[str] = []
     for link in ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"):
@@ -82,9 +82,9 @@ def _binds(network: bool, binds: tuple[str, ...]) -> list[str]:
     for path in readable_paths(network, binds):
         args += view.dirs_to(path, made) + ["--ro-bind", path, path]
         made.add(path)
-    writable = writable_dir()
-    if writable is not None:
-        args += view.dirs_to(writable, made) + ["--bind", writable, writable]
+    for folder in (writable_dir(), *writable):
+        if folder is not None:
+            args += view.dirs_to(folder, made) + ["--bind", folder, folder]
     source = cache_source()
     if source is not None:
         args += view.dirs_to(CACHE_INSIDE, made) + ["--ro-bind", source, CACHE_INSIDE]
@@ -102,7 +102,7 @@ def environment_options(network: bool) -> list[str]:
     return [word for name, value in sorted(variables.items()) for word in ("--setenv", name, value)]
 
 
-def bwrap_options(network: bool, binds: tuple[str, ...], filter_fd: int) -> list[str]:
+def bwrap_options(network: bool, binds: tuple[str, ...], filter_fd: int, writable: tuple[str, ...] = ()) -> list[str]:
     """Everything bubblewrap is told, but the command."""
     return [
         "--unshare-pid",
@@ -119,7 +119,7 @@ def bwrap_options(network: bool, binds: tuple[str, ...], filter_fd: int) -> list
         "1777",
         "--tmpfs",
         "/tmp",
-        *_binds(network, binds),
+        *_binds(network, binds, writable),
         "--dev",
         "/dev",
         "--proc",

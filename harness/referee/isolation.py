@@ -99,17 +99,19 @@ def start_agent(
     context: Any,
     unwalled_args: tuple[Any, ...] | None = None,
     files: tuple[str, ...] = (),
+    writable: tuple[str, ...] = (),
 ) -> tuple[Connection, Any]:
     """``target(connection, *args)`` in a new agent process: behind the walls where they stand (``outside``: it runs
     agents from outside the project, and sees and imports the plugins; else it imports no outside code); else a plain
     process of ``context`` (with ``unwalled_args`` when given), refused when outside code is involved and the user did
     not say ``--unsandboxed-agents``. ``files``: host files it must read (a scripted model's replies), bound
-    read-only."""
+    read-only; ``writable``: host folders made for it to write in (a shared PPO training)."""
     problem = walls_problem() if os.environ.get(UNSANDBOXED_ENV) != "1" else "--unsandboxed-agents"
     if problem is None:
         binds, paths = plugin_view(plugin_sources()) if outside else ((), ())
         readable = tuple(os.path.realpath(path) for path in files if os.path.isfile(path))
-        return start_walled(target, args, network=network, outside=outside, binds=binds + readable, paths=paths)
+        folders = tuple(os.path.realpath(folder) for folder in writable)
+        return start_walled(target, args, network=network, outside=outside, binds=binds + readable, paths=paths, writable=folders)
     check_outside_allowed(problem)
     return start_unwalled(target, unwalled_args if unwalled_args is not None else args, context)
 

@@ -68,13 +68,20 @@ def receive(wire: Wire, process: Any, gone: str) -> dict[str, Any]:
 class AgentSession:
     """One agent process and its referee."""
 
-    def __init__(self, env: Environment, job: AgentJob, ledger: Ledger | None = None) -> None:
+    def __init__(self, env: Environment, job: AgentJob, ledger: Ledger | None = None, writable: tuple[str, ...] = ()) -> None:
+        """``writable``: host folders made for the agent to write in (a shared PPO training), for the project's agents."""
         if (job.privileged_condition is not None) and job.privileged_condition != env.condition:
             raise ValueError("a privileged agent's job must carry its environment's own condition")
         self.referee = Referee(env, job.budget, ledger)
         self._name = job.agent
         ours, self._process = start_agent(
-            agent_main, (job,), network=False, outside=is_outside(job.agent), context=agent_context(), unwalled_args=(job, environment())
+            agent_main,
+            (job,),
+            network=False,
+            outside=is_outside(job.agent),
+            context=agent_context(),
+            unwalled_args=(job, environment()),
+            writable=writable,
         )
         self._wire = Wire(ours)  # only the agent process holds the other end: its exit ends our reads
 

@@ -82,13 +82,14 @@ class ServerGone(RuntimeError):
 class AgentServer:
     """One warm server under bubblewrap; :meth:`start` forks a child there (one at a time)."""
 
-    def __init__(self, network: bool, binds: tuple[str, ...]) -> None:
-        self.network, self.binds, self.writable = network, binds, writable_dir()
+    def __init__(self, network: bool, binds: tuple[str, ...], writable: tuple[str, ...] = ()) -> None:
+        self.network, self.binds, self.writable = network, binds, (writable_dir(), *writable)
         self.lease = uids.acquire()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         control = theirs.detach()
         filter_fd = _filled_pipe(host_filter())
-        args_fd = _filled_pipe(b"".join(word.encode() + b"\0" for word in bwrap_options(network, binds, filter_fd)))
+        options = bwrap_options(network, binds, filter_fd, writable)
+        args_fd = _filled_pipe(b"".join(word.encode() + b"\0" for word in options))
         try:
             argv = server_argv(self.lease.uid, control, args_fd)
             passed = (control, args_fd, filter_fd)
@@ -102,9 +103,9 @@ class AgentServer:
         self.control = ours
         self.current: WalledProcess | None = None
 
-    def usable(self, network: bool, binds: tuple[str, ...]) -> bool:
+    def usable(self, network: bool, binds: tuple[str, ...], writable: tuple[str, ...] = ()) -> bool:
         idle = self.current is None or self.current.exitcode is not None
-        same_view = self.network == network and set(binds) <= set(self.binds) and self.writable == writable_dir()
+        same_view = self.network == network and set(binds) <= set(self.binds) and self.writable == (writable_dir(), *writable)
         return same_view and idle and self.popen.poll() is None
 
     def start(
@@ -202,18 +203,23 @@ def start_walled(
     outside: bool = False,
     binds: tuple[str, ...] = (),
     paths: tuple[str, ...] = (),
+    writable: tuple[str, ...] = (),
 ) -> tuple[Connection, WalledProcess]:
     """``target(connection, *args)`` in an agent process behind the walls; the host's end of its wire and its handle.
 
     ``outside``: the process may import outside code (plugins, installed entry points; otherwise it serves only the
     project's agents and imports none); ``binds``: host files it may read besides the view's (plugin files);
-    ``paths``: folders put first on its ``sys.path`` (a plugin module's). Its environment: :func:`child_environment`.
+    ``paths``: folders put first on its ``sys.path`` (a plugin module's); ``writable``: host folders made for it to
+    write in (a shared PPO training; never given to a process that imports outside code). Its environment:
+    :func:`child_environment`.
     """
+    if writable and outside:
+        raise ValueError("a folder to write in is never given to a process that imports outside code")
     with _lock:
         _servers[:] = [server for server in _servers if server.popen.poll() is None]
-        server = next((s for s in _servers if s.usable(network, binds)), None)
+        server = next((s for s in _servers if s.usable(network, binds, writable)), None)
         if server is None:
-            server = AgentServer(network, binds)
+            server = AgentServer(network, binds, writable)
             _servers.append(server)
         server.current = None
         return server.start(target, args, child_environment(network, outside), paths)

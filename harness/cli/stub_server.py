@@ -1,7 +1,8 @@
 """``arena stub-server``: the tests' OpenAI-compatible stub server, by hand, to try a run against a flaky endpoint.
 
 It listens on 127.0.0.1 (``--port``, 0: any free port), answers each chat request with a
-legal move read from the prompt, after ``--latency`` seconds, and injects the faults of
+legal move read from the prompt (as a function call, or a JSON object, when the request asks for
+one), after ``--latency`` seconds, and injects the faults of
 ``--faults SPEC`` (:mod:`harness.testing.faults`: ``0.2``, ``0.2:rate_limit+illegal``,
 ``rate_limit=0.1,stall=0.02``). It prints where it listens and the model string to use,
 then one line per request (its index and what it got), until Ctrl-C or ``--requests`` requests.
@@ -37,7 +38,8 @@ def stub_server(
         help="Share of requests that meet a fault: 0.2 (every kind), "
         "0.2:rate_limit+illegal, or rate_limit=0.1,stall=0.02. Kinds: rate_limit (429 with "
         "Retry-After), server_error (500), stall, malformed (not JSON), truncated, illegal (a move "
-        "that is not legal).",
+        "that is not legal); for moves asked as a function call or a JSON object: no_call, other_function, "
+        "bad_arguments (all: every kind); a careless model's habits: noise, wrong_key, extra_call.",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the fault draws and of the legal move picked."),
     retry_after: float = typer.Option(1.0, "--retry-after", min=0.0, help="Seconds the 429 answers ask a client to wait."),

@@ -97,7 +97,7 @@ def _move_of(arguments: str, layout: Layout, source: str, where: str) -> ParsedM
     """The move of a JSON object's ``move`` string (an off-board coordinate parses, with move None)."""
     try:
         value = json.loads(arguments)
-    except ValueError as error:
+    except json.JSONDecodeError as error:
         return ParseFailure(FailureKind.PARSE_ERROR, f"{where}: not JSON ({error.msg})")
     if not isinstance(value, dict):
         return ParseFailure(FailureKind.PARSE_ERROR, f"{where}: not a JSON object")

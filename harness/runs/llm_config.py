@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engine import EnvKey
 from harness.models.options import ModelOptions
@@ -89,6 +89,12 @@ class LlmRunConfig(BaseModel):
     unsandboxed: bool = False  # cwm: run generated code without bubblewrap (rlimits only; the report says UNSANDBOXED)
     referee: bool = True  # the agent in a process of its own, its games scored by the referee (False: in-process, unenforced)
     cap_changes: tuple[CapChange, ...] = ()  # caps raised (or set) on resume, in order; the caps above are the latest
+
+    @model_validator(mode="after")
+    def _move_format_of_llm_policy(self) -> LlmRunConfig:
+        if self.move_format != "text" and self.agent != "llm-policy":
+            raise ValueError(f"move_format {self.move_format!r} is llm-policy's; {self.agent} gives its answers as text (leave it out)")
+        return self
 
     def wave_size(self) -> int | None:
         """Adaptation games per wave: llm-policy's ``wave``, llm-strategist's ``batch``; None for cwm (no waves)."""

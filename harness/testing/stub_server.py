@@ -14,9 +14,9 @@ server stops), status codes (429 with Retry-After, 5xx, 401 :func:`unauthorized`
 
 Fault injection (:mod:`harness.testing.faults`): with ``faults`` set, each request not answered from
 the queue meets a fault drawn for its index (429 with Retry-After, 500, a stall of ``stall_s``, a malformed
-body, a truncated reply, an illegal move); counted in ``faults_met``. ``latency_s`` delays every answer.
-:class:`LegalMoves` answers with a legal move read from the prompt (the responder of ``arena stub-server``
-and of the fixture).
+body, a truncated reply, an illegal move; for a call or an object asked for, :mod:`harness.testing.stub_replies`'s faults);
+counted in ``faults_met``. ``latency_s`` delays every answer. :class:`LegalMoves` answers with a legal move read from
+the prompt (the responder of ``arena stub-server`` and of the fixture), as a call or an object when the request asks.
 """
 
 from __future__ import annotations

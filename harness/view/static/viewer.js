@@ -296,10 +296,14 @@
       `<tr><td>latency</td><td>${fmt(call.latency_s || 0, 3)} s${call.retries ? ", " + call.retries + " retries" : ""}</td></tr>` +
       (call.failure_kind ? `<tr><td>failure</td><td>${esc(call.failure_kind)}</td></tr>` : "") +
       (call.errors && call.errors.length ? `<tr><td>errors</td><td>${esc(call.errors.join("; "))}</td></tr>` : "") +
+      (call.tool_calls ? `<tr><td>tool calls</td><td class="tool-calls">${esc(call.tool_calls.map((c) => c.name + "(" + c.arguments + ")").join("; "))}</td></tr>` : "") +
+      (call.reasoning_tokens ? `<tr><td>reasoning tokens</td><td>${call.reasoning_tokens}</td></tr>` : "") +
       `<tr><td>template</td><td>${esc(call.template_hash || "")}</td></tr></table>` +
       `<div>Prompt (the last message the model saw):</div><pre class="prompt">${esc(prompt)}</pre>` +
       (earlier ? `<details><summary>earlier messages (${messages.length - 1})</summary>${earlier}</details>` : "") +
-      `<div>Raw reply:</div><pre class="reply">${esc(call.reply === null || call.reply === undefined ? "(no reply)" : call.reply)}</pre></div>`;
+      `<div>Raw reply:</div><pre class="reply">${esc(call.reply === null || call.reply === undefined ? "(no reply)" : call.reply)}</pre>` +
+      (call.reasoning ? `<details><summary>reasoning (the model's own; never fed back)</summary><pre class="reasoning">${esc(call.reasoning)}</pre></details>` : "") +
+      `</div>`;
   }
 
   function renderCalls(calls, ply) {

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from rich import box
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -22,7 +24,42 @@ def agents(plugin: PluginOption = None) -> None:
     (--plugin, or installed packages) say where they come from.
     """
     use_plugins(plugin)
-    stdout_console().print(agents_table(registry(), loaded_plugins()))
+    console = stdout_console()
+    table = agents_table(registry(), loaded_plugins())
+    if table_fits(registry(), console.width):
+        console.print(table)
+        return
+    for block in agents_listing(registry(), loaded_plugins()):  # a narrow console: one block an agent, nothing cut
+        console.print(block)
+
+
+READABLE = 40  # columns the parameters and the descriptions each need in the table to stay readable
+PADDING = 2  # a column's padding in the table
+
+
+def table_fits(entries: dict[str, AgentEntry], width: int) -> bool:
+    """Whether the table fits ``width`` with the names and flags whole and :data:`READABLE` columns for the rest."""
+    fixed = max(map(len, entries), default=0) + len("privileged") + len("model-driven")
+    return fixed + 2 * READABLE + 5 * PADDING <= width
+
+
+def agents_listing(entries: dict[str, AgentEntry], origins: dict[str, str] | None = None) -> list[RenderableType]:
+    """The table's content stacked: per agent, its name and flags on one line, its description and parameters
+    indented under it (a wrapped line keeps the indent)."""
+    blocks: list[RenderableType] = [Text(str(agents_table(entries, origins).title), style="bold")]
+    for name in sorted(entries):
+        entry = entries[name]
+        flags = f"  privileged: {_yes(entry.privileged)}, model-driven: {_yes(entry.model_driven)}"
+        parts: list[RenderableType] = [Text(name, style="bold").append(flags), Padding(Text(entry.description), (0, 0, 0, 2))]
+        if origins and name in origins:
+            parts.append(Padding(Text(f"(plugin: {origins[name]})", style="dim", overflow="fold"), (0, 0, 0, 2)))
+        parts += [Padding(Text(param_text(key, param)), (0, 0, 0, 4)) for key, param in entry.params.items()]
+        blocks.append(Group(*parts))
+    return blocks
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
 
 
 def agents_table(entries: dict[str, AgentEntry], origins: dict[str, str] | None = None) -> Table:
@@ -37,14 +74,14 @@ def agents_table(entries: dict[str, AgentEntry], origins: dict[str, str] | None 
         box=box.SIMPLE_HEAD,
     )
     for column in ("name", "parameters (default)", "privileged", "model-driven", "description"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column in ("name", "privileged", "model-driven"))
     for name in sorted(entries):
         entry = entries[name]
         params = "\n".join(param_text(key, param) for key, param in entry.params.items()) or "-"
         description = Text(entry.description, overflow="fold")  # fold: a long plugin path is shown whole
         if origins and name in origins:
             description.append(f"\n(plugin: {origins[name]})", style="dim")
-        table.add_row(name, Text(params), "yes" if entry.privileged else "no", "yes" if entry.model_driven else "no", description)
+        table.add_row(name, Text(params), _yes(entry.privileged), _yes(entry.model_driven), description)
     return table
 
 

@@ -24,14 +24,16 @@ from typing import Annotated, Any, Literal, cast
 
 import typer
 from rich import box
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from agents.base import AgentContext
 from engine import make_env
 from engine.env_spec import is_sealed
 from engine.environments import Environment
 from harness.cli import model_options as mo
-from harness.cli.console import add_name_column, fitting_table, stdout_console
+from harness.cli.console import add_name_column, fits, fitting_table, print_lines, stdout_console
 from harness.cli.options import parse_env
 from harness.cli.run import run_with_progress
 from harness.models.client import check_api_key
@@ -154,16 +156,15 @@ def demo(
     for line in _belief_lines(metrics):
         console.print(line, markup=False)
     baselines = {spec: {opponent: _match(environment, spec, opponent, games, seed) for opponent in OPPONENTS} for spec in BASELINES}
-    agent_label = f"{agent} ({chosen})"
-    table, legend = fitting_table(
-        lambda label: comparison_table(environment, agent_label, metrics, baselines, label), [agent_label, *baselines, *OPPONENTS], console
-    )
+    table, legend = demo_table(environment, agent, metrics, baselines, console)  # the model is named in the first line
     console.print(table)
-    for legend_line in legend:  # a narrow terminal: the agents as #1, #2, ..., named here whole
+    for legend_line in legend:  # a very narrow terminal: the agents as #1, #2, ..., named here whole
         console.print(legend_line, soft_wrap=True)
-    console.print(
-        f"Run directory: {run_dir}  (arena replay {run_dir} checks the condition against the manifest's commitment; arena rerun {run_dir})",
-        markup=False,
+    print_lines(
+        console,
+        f"Run directory: {run_dir}",
+        f"  arena replay {run_dir}   checks its records, and the condition against the manifest's commitment",
+        f"  arena view {run_dir}     writes its page: every game, ply by ply, with the model's calls",
     )
 
 
@@ -193,11 +194,28 @@ def _match(environment: Environment, spec: str, opponent: str, games: int, seed:
     return run_match(environment, lambda rng: make_agent(spec, context, rng), lambda rng: make_agent(opponent, context, rng), games, seed)
 
 
-def _cell(wins: int, draws: int, total: int) -> str:
+def _cell(wins: int, draws: int, total: int, stacked: bool = False) -> str:
     from harness.tournaments.stats import wilson
 
     low, high = wilson(wins, total)
-    return f"{wins / total:.0%} [{100 * low:.0f}-{100 * high:.0f}] / {draws / total:.0%}"
+    win = f"{wins / total:.0%} [{100 * low:.0f}-{100 * high:.0f}]"
+    return f"{win}\n{draws / total:.0%} draws" if stacked else f"{win} / {draws / total:.0%}"
+
+
+def demo_table(
+    environment: Environment, agent: str, metrics: dict[str, Any], baselines: dict[str, dict[str, MatchResult]], console: Console
+) -> tuple[Table, list[Text]]:
+    """The comparison table with one-line cells if it fits the console, else with each cell's draw rate under its win
+    rate; on a console too narrow even for that, the agents as #1, #2, ... and a legend."""
+    for stacked in (False, True):
+        table = comparison_table(environment, agent, metrics, baselines, stacked=stacked)
+        if fits(table, console):
+            return table, []
+    return fitting_table(
+        lambda label: comparison_table(environment, agent, metrics, baselines, label, stacked=True),
+        [agent, *baselines, *OPPONENTS],
+        console,
+    )
 
 
 def comparison_table(
@@ -206,28 +224,27 @@ def comparison_table(
     metrics: dict[str, Any],
     baselines: dict[str, dict[str, MatchResult]],
     label: Callable[[str], str] = str,
+    stacked: bool = False,
 ) -> Table:
     """Rows: the adapted agent and the baselines; columns: opponents; cells: win % [Wilson 95%] / draw %.
 
-    ``label`` gives the name shown for an agent (a narrow terminal: a short one, named in a legend)."""
-    table = Table(
-        title=f"env {environment.id} ({environment.name})",
-        box=box.SIMPLE_HEAD,
-        caption="win % [Wilson 95% interval] / draw %; the baselines do not adapt",
-    )
+    ``label`` gives the name shown for an agent (a narrow terminal: a short one, named in a legend); ``stacked``
+    puts each cell's draw rate on a line of its own, under the win rate."""
+    cells = "win % [Wilson 95%], draws under it" if stacked else "win % [Wilson 95% interval] / draw %"
+    table = Table(title=f"env {environment.id} ({environment.name})", box=box.SIMPLE_HEAD, caption=f"{cells}; the baselines do not adapt")
     add_name_column(table, "agent")
     for opponent in OPPONENTS:
         add_name_column(table, f"vs {label(opponent)}", justify="right")
     evaluation = metrics["evaluation"]
     table.add_row(
         label(agent_label),
-        *(_cell(evaluation[o]["win"]["count"], evaluation[o]["draw"]["count"], evaluation[o]["games"]) for o in OPPONENTS),
+        *(_cell(evaluation[o]["win"]["count"], evaluation[o]["draw"]["count"], evaluation[o]["games"], stacked) for o in OPPONENTS),
     )
     for spec, results in baselines.items():
         cells = []
         for opponent in OPPONENTS:
             tally = results[opponent].overall
-            cells.append(_cell(tally.count("win"), tally.count("draw"), tally.games))
+            cells.append(_cell(tally.count("win"), tally.count("draw"), tally.games, stacked))
         table.add_row(label(spec), *cells)
     return table
 
@@ -238,4 +255,4 @@ def greedy_factory(rules: Any):
     return lambda rng: make_agent("greedy", context, rng)
 
 
-__all__ = ["comparison_table", "default_model", "demo", "greedy_factory"]
+__all__ = ["comparison_table", "default_model", "demo", "demo_table", "greedy_factory"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from engine import make_env, parse_move
@@ -60,7 +62,7 @@ def test_demo_of_llm_policy_with_hidden_legal_moves_records_the_track(invoke, tm
         "demo", "--agent", "llm-policy", "--legal-moves", "hidden", "--budget", "2", "--games", "1", "--env", "5", "--out", str(tmp_path)
     )
     assert result.exit_code == 0, result.output
-    assert "llm-policy (mock/random-legal)" in result.output
+    assert "llm-policy with mock/random-legal" in result.output and re.search(r"^\s*llm-policy\s+\d+%", result.output, re.MULTILINE)
     (run_dir,) = tmp_path.iterdir()
     config = json.loads((run_dir / "manifest.json").read_text())["config"]
     assert config["agent"] == "llm-policy" and config["legal_moves"] == "hidden"

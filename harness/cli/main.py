@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -182,9 +183,18 @@ def _options(
     _debug["on"] = debug
 
 
+def reflowed(doc: str | None) -> str | None:
+    """A docstring with each paragraph's line breaks joined: rich help keeps them, breaking lines mid-sentence at
+    any width. Lists (paragraphs of lines starting with '-' or '*') keep theirs."""
+    if not doc:
+        return doc
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(part if part.lstrip().startswith(("-", "*")) else " ".join(part.split()) for part in paragraphs)
+
+
 def _register(typer_app: typer.Typer, name: str, command: Callable[..., Any]) -> None:
     panel = panel_of(name) if typer_app is app else None
-    typer_app.command(name, rich_help_panel=panel)(reporting_user_errors(command))
+    typer_app.command(name, rich_help_panel=panel, help=reflowed(command.__doc__))(reporting_user_errors(command))
 
 
 def _add_group(group: typer.Typer, name: str) -> None:

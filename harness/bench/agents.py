@@ -1,6 +1,6 @@
 """Agent speed: milliseconds per move of Minimax and MCTS, seconds per exact endgame solve.
 
-The issue's targets, all on the standard 8x8 board (env 0, no turn limit):
+The targets, all on the standard 8x8 board (env 0, no turn limit):
 Minimax depth 5 under 20 ms per move on average over full games against Random;
 MCTS-100 under 15 ms per move; the endgame solver under 1 s on every 14-empty
 position. Agents are built through the registry and only their own ``act``

@@ -48,7 +48,7 @@ from harness.tournaments.stats import wilson
 FAMILY_ENVS = (5, 19, 40, 12, 47)  # one per condition family on the smallest board: K>1, 0.5<K<1, 0<K<0.5, K<0, blitz
 RANDOM_KS = (Fraction(7, 10), Fraction(3, 10), Fraction(-1, 2), Fraction(3, 2))  # none of the benchmark's eight
 RANDOM_ENV_BASE = 1000  # ids of the random cases (outside 0-55)
-WIN_TARGET = 0.9  # the target against Random
+WIN_TARGET = 0.9  # the target against Random
 MCTS_OPPONENT_N = 100  # the second opponent: mcts:n=100 (privileged)
 
 

@@ -1,6 +1,6 @@
 """Harness speed: milliseconds of harness work per model move, and model calls in flight at once.
 
-The issue's targets for the LLM-agent harness, both measured through :func:`harness.runs.llm_run.run_llm`,
+The targets for the LLM-agent harness, both measured through :func:`harness.runs.llm_run.run_llm`,
 the path ``arena run`` takes:
 
 - **Overhead** (under 2 ms per move): ``games`` self-play games of ``llm-policy`` with

@@ -98,7 +98,7 @@ class EnginePathRates:
 
     @property
     def mcts_ratio(self) -> float:
-        """Seconds per move of the engine path over those of mcts:n=N (issue target: at most 3)."""
+        """Seconds per move of the engine path over those of mcts:n=N (target: at most 3)."""
         return self.own_mcts.per_second / self.mcts.per_second
 
     @property

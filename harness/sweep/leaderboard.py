@@ -189,7 +189,7 @@ def _add_model_run(pool: Pool, run_dir: Path, config: dict[str, Any]) -> None:
 
 
 def _revealable(run_dir: Path, env: EnvKey) -> bool:
-    """Whether the run's condition may be shown: not a sealed suite entry, or the run has finished (issue 21)."""
+    """Whether the run's condition may be shown: not a sealed suite entry, or the run has finished."""
     if not is_sealed(env):
         return True
     metrics = run_dir / "metrics.json"

@@ -4,7 +4,7 @@ Starts :class:`~harness.testing.stub_server.StubServer` on 127.0.0.1 in a proces
 (:class:`~harness.testing.stub_process.StubProcess`: a legal move after ``--latency`` seconds, faults
 from ``--faults``), measures an llm-policy run through it with
 :func:`harness.bench.throughput.bench_throughput`, and prints two tables: the steady-state
-calls/s of adaptation and evaluation against the issue's bar (0.8 x concurrency / latency)
+calls/s of adaptation and evaluation against the target (0.8 x concurrency / latency)
 with the CPU milliseconds a call took in each process (and the calls/s the agent process's CPU
 allows on one core), and the projected calls, tokens, cost and wall time of full runs of each model agent on env 0
 and on a 16x16 board.
@@ -17,7 +17,7 @@ import math
 from rich import box
 from rich.table import Table
 
-from harness.bench.throughput import ENV_16, PRICE_MODEL, Projection, Throughput, bench_throughput, project
+from harness.bench.throughput import ENV_16, PRICE_MODEL, PhaseRate, Projection, Throughput, bench_throughput, project
 from harness.cli.console import stderr_console, stdout_console
 from harness.runs.estimate import duration
 from harness.testing.faults import FaultSpec, FaultSpecError
@@ -63,6 +63,11 @@ def stub_bench(
     return measured, projections
 
 
+def phase_passed(measured: Throughput, phase: PhaseRate) -> bool:
+    """Whether a phase's steady calls/s reached the bar (no rate measured: it did not)."""
+    return not math.isnan(phase.calls_per_second) and phase.calls_per_second >= measured.target
+
+
 def throughput_table(measured: Throughput) -> Table:
     table = Table(
         title=f"llm-policy against the stub server: {measured.latency_s:g} s a call, --concurrency "
@@ -74,8 +79,8 @@ def throughput_table(measured: Throughput) -> Table:
         table.add_column(header, justify="left" if header in ("phase", "result") else "right")
     for phase in (measured.adapt, measured.evaluation):
         rate = phase.calls_per_second
-        passed = not math.isnan(rate) and rate >= measured.target
-        table.add_row(phase.phase, f"{phase.requests:,}", f"{rate:,.1f}", f"{measured.target:,.1f}", "pass ✓" if passed else "FAIL ✗")
+        mark = "pass ✓" if phase_passed(measured, phase) else "FAIL ✗"
+        table.add_row(phase.phase, f"{phase.requests:,}", f"{rate:,.1f}", f"{measured.target:,.1f}", mark)
     settled = "n/a" if measured.settled_concurrency is None else f"{measured.settled_concurrency:g}"
     lowest = "n/a" if measured.lowest_concurrency is None else f"{measured.lowest_concurrency:g}"
     table.add_row("concurrency", "", f"settled {settled}", f"lowest {lowest}", f"wall {duration(measured.wall_s)}")

@@ -68,7 +68,7 @@ def test_row_figures():
 
 def test_bench_harness_prints_overhead_and_calls_in_flight(invoke):
     result = invoke("bench", "harness", "--games", "1", "--concurrency", "3", "--concurrent-games", "2", "--latency", "0.05")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == (1 if "FAIL" in result.output else 0), result.output  # a timing: either, told by the exit code
     assert re.search(r"harness overhead\s.*\d+ moves\s.*[\d.]+ ms/move\s.*< 2 ms/move\s.*(pass|FAIL)", result.output)
     assert re.search(r"model calls in flight\s.*peak 2 \(2\)\s.*>= 32 in flight\s.*n/a", result.output)  # 2 games at once
     bad = invoke("bench", "harness", "--concurrency", "0")

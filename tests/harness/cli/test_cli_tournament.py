@@ -120,7 +120,7 @@ def test_bench_agents_table(invoke, monkeypatch):
     ]
     monkeypatch.setattr(bench, "bench_agents", lambda games, seed, on_done=None: rows)
     result = invoke("bench", "agents", "--games", "1")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the mcts row failed its target
     assert re.search(r"minimax:depth=5 .*11\.00 ms .*mean < 20 ms .*pass", result.output), result.output
     assert re.search(r"mcts:n=100 .*30\.00 ms .*FAIL", result.output), result.output
     assert re.search(r"endgame solver .*n/a: not built", result.output), result.output

@@ -3,7 +3,8 @@ commands receive as :class:`ModelFlags`), a model config file, and their merge.
 
 ``--model-config FILE`` (TOML, or JSON for a ``.json`` file) holds any of ``model``,
 ``api_base``, ``temperature``, ``top_p``, ``max_reply_tokens``, ``reasoning_effort``,
-``timeout``, ``max_consecutive_failures`` and a ``model_args`` table; a flag given on the
+``timeout``, ``max_consecutive_failures``, ``price_per_mtok_in``, ``price_per_mtok_out`` and a
+``model_args`` table; a flag given on the
 command line wins over the file (``--model-arg`` keys over the file's ``model_args``).
 ``--model-arg KEY=VALUE`` reads VALUE as JSON when it parses (``7``, ``true``,
 ``{"top_k": 5}``), else as a string. The result is a
@@ -84,6 +85,18 @@ MaxConsecutiveFailuresOption = Annotated[
         "DNS, HTTP 401/403/404 and an unknown provider stop it at the first call.",
     ),
 ]
+PricePerMtokInOption = Annotated[
+    float | None,
+    _option(
+        "--price-per-mtok-in",
+        metavar="USD",
+        help="The model's price per million prompt tokens, with --price-per-mtok-out: every reply is costed at it "
+        "(default: litellm's price table), so --max-cost-usd holds for a model the table does not know.",
+    ),
+]
+PricePerMtokOutOption = Annotated[
+    float | None, _option("--price-per-mtok-out", metavar="USD", help="The model's price per million reply tokens.")
+]
 
 _FLAGS = {
     "api_base": "--api-base",
@@ -93,6 +106,8 @@ _FLAGS = {
     "reasoning_effort": "--reasoning-effort",
     "timeout": "--timeout",
     "max_consecutive_failures": "--max-consecutive-failures",
+    "price_per_mtok_in": "--price-per-mtok-in",
+    "price_per_mtok_out": "--price-per-mtok-out",
     "model_args": "--model-arg",
 }
 FILE_KEYS = ("model", *_FLAGS)
@@ -111,6 +126,8 @@ class ModelFlags:
     reasoning_effort: str | None = None
     timeout: float | None = None
     max_consecutive_failures: int | None = None
+    price_per_mtok_in: float | None = None
+    price_per_mtok_out: float | None = None
     model_args: list[str] = field(default_factory=list)
 
     def given(self) -> list[str]:
@@ -140,6 +157,8 @@ MODEL_OPTIONS = OptionGroup(
         ("timeout", TimeoutOption, None),
         ("model_arg", ModelArgOption, None),
         ("max_consecutive_failures", MaxConsecutiveFailuresOption, None),
+        ("price_per_mtok_in", PricePerMtokInOption, None),
+        ("price_per_mtok_out", PricePerMtokOutOption, None),
     ),
     _gather,
 )
@@ -207,6 +226,9 @@ def _message(error: ValidationError, flags: ModelFlags, from_file: dict[str, Any
     """The validation errors as ``--flag value: what is wrong`` (naming the file for a value from it)."""
     parts = []
     for item in error.errors():
+        if not item["loc"] and "price" in str(item["msg"]):  # a rule across fields (the price's two halves): its own words
+            parts.append(str(item["msg"]).removeprefix("Value error, "))
+            continue
         name = str(item["loc"][0]) if item["loc"] else "model_args"
         where = _FLAGS.get(name, name)
         if name != "model_args" and getattr(flags, name, None) is None and name in from_file:

@@ -19,16 +19,25 @@ edited, inserted or deleted); lines without ``prev_hash`` (written before chains
 read unchecked. The same chain runs through ``games.jsonl`` and ``calls.jsonl``
 (:mod:`harness.records.chain` builds on the primitives here, the lowest layer that writes
 a chained file).
+
+A full disk: a line is appended whole or not at all (:func:`append_whole`: a write that fails part way,
+ENOSPC, is cut back off, and the error names the file). With ``on_full`` set (:data:`OnFull`, e.g. a run's
+:class:`~harness.records.reserve.DiskReserve`), a write that failed for want of space is tried once more
+after ``on_full`` freed some, so the run that owns the cache can stop before its next call with every
+reply it paid for on record.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +46,34 @@ from harness.models.messages import ModelResponse
 PREV_HASH = "prev_hash"
 GENESIS_HASH = hashlib.sha256(b"expanded-othello-arena hash chain v1").hexdigest()
 _LINK = re.compile(rb'\{"prev_hash":"([0-9a-f]{64})"([,}])')
+FULL_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})  # no space left, or the user's quota spent
+OnFull = Callable[[OSError], bool]  # a write failed for want of space: True when space was freed (try once more)
+
+
+def append_whole(handle: BinaryIO, data: bytes, path: Path) -> None:
+    """Append ``data`` to the unbuffered ``handle`` (opened ``ab``, ``buffering=0``) whole, or not at all: a write
+    that fails part way is cut back off the file, and the error (its errno kept) names ``path``."""
+    size = os.fstat(handle.fileno()).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            written = handle.write(view)
+            if not written:  # nothing more fits
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            view = view[written:]
+    except OSError as error:
+        os.ftruncate(handle.fileno(), size)
+        raise OSError(error.errno, error.strerror, str(path)) from error
+
+
+def retried_when_freed(write: Callable[[], Any], on_full: OnFull | None) -> None:
+    """Run ``write``; when it fails for want of space and ``on_full`` frees some, run it once more."""
+    try:
+        write()
+    except OSError as error:
+        if on_full is None or error.errno not in FULL_DISK_ERRNOS or not on_full(error):
+            raise
+        write()
 
 
 def line_hash(line: bytes) -> str:
@@ -88,8 +125,9 @@ class CachedFailure(BaseModel):
 class ResponseCache:
     """Model responses and final failures by cache key; see the module docstring."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, on_full: OnFull | None = None) -> None:
         self.path = Path(path) if path is not None else None
+        self.on_full = on_full  # a write that failed for want of space: see the module docstring
         self._entries: dict[str, ModelResponse] = {}
         self._failures: dict[str, list[CachedFailure]] = {}
         self._lock = threading.Lock()
@@ -171,10 +209,13 @@ class ResponseCache:
             record = {"key": key, field: response.model_dump(mode="json")}
             body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            line = chain_line(last_line_hash(self.path), body)  # from the file: it may have grown since it was loaded
-            with self.path.open("ab") as handle:
-                handle.write(line + b"\n")
-                handle.flush()
+            retried_when_freed(lambda: self._append(body), self.on_full)
+
+    def _append(self, body: bytes) -> None:
+        assert self.path is not None
+        line = chain_line(last_line_hash(self.path), body)  # from the file: it may have grown since it was loaded
+        with self.path.open("ab", buffering=0) as handle:
+            append_whole(handle, line + b"\n", self.path)
 
 
 def last_line_hash(path: Path, chunk: int = 4096) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -57,11 +58,16 @@ class EndpointDown(RuntimeError):
     """The model endpoint cannot be used (see :data:`FATAL_KINDS`), or too many calls in a row failed.
 
     Not a :class:`ModelCallError`: an agent never turns it into a forfeit. It stops the
-    run; the game in progress is not recorded, and a resumed run plays it again.
+    run; the game in progress is not recorded, and a resumed run plays it again. ``errors``: the attempts of the
+    call that found the endpoint down, where known (one line each, as :attr:`ModelCallError.errors`).
     """
 
-    def __init__(self, endpoint: str, cause: str, *, kind: str, status_code: int | None = None, run_dir: str | None = None) -> None:
+    def __init__(
+        self, endpoint: str, cause: str, *, kind: str, status_code: int | None = None, run_dir: str | None = None,
+        errors: tuple[str, ...] = (),
+    ) -> None:  # fmt: skip
         self.endpoint, self.cause, self.kind, self.status_code, self.run_dir = endpoint, cause, kind, status_code, run_dir
+        self.errors = errors
         message = f"model endpoint {endpoint} failed: {cause}"
         if run_dir is not None:
             message += (
@@ -72,7 +78,33 @@ class EndpointDown(RuntimeError):
 
     def in_run(self, run_dir: str) -> EndpointDown:
         """The same failure, its message naming the run to resume."""
-        return EndpointDown(self.endpoint, self.cause, kind=self.kind, status_code=self.status_code, run_dir=run_dir)
+        return EndpointDown(self.endpoint, self.cause, kind=self.kind, status_code=self.status_code, run_dir=run_dir, errors=self.errors)
+
+
+REPLAYED = "(replayed from the response cache)"  # ends the message of a failure met again from the cache (no request)
+_FINAL_KIND = re.compile(r"attempt\(s\): ([a-z_]+)")
+
+
+def attempt_failures(
+    errors: list[str], retries: int, verdict: str | None, reason: str | None, cache_hit: bool
+) -> tuple[list[str], str | None]:
+    """The requests of one call record that failed, by kind: (the kinds of the attempts that were retried, the kind of
+    the attempt that failed for good or None).
+
+    ``errors`` holds one ``kind...: message`` line per failed attempt (:meth:`ErrorInfo.describe`): the ``retries``
+    retried ones, then, on a call that failed for good, its final attempt's (a record that lists only the retried
+    ones: the final kind is read from the failure's message, ``reason``). A cache hit or a failure replayed from
+    the cache made no request: nothing.
+    """
+    if cache_hit or (reason or "").endswith(REPLAYED):
+        return [], None
+    kinds = [re.split(r"[\s:]", error, maxsplit=1)[0] for error in errors]
+    if verdict != "call_failed":
+        return kinds, None
+    if len(kinds) > retries:  # the final attempt listed last
+        return kinds[:-1], kinds[-1]
+    found = _FINAL_KIND.search(reason or "")
+    return kinds, found.group(1) if found else "unknown"
 
 
 def fatal_cause(kind: str, status_code: int | None, detail: str) -> str | None:

@@ -13,9 +13,13 @@ Two kinds of option:
   ``temperature``, ``top_p``, ``max_reply_tokens`` (litellm's ``max_tokens``),
   ``reasoning_effort`` and ``model_args`` (passed to ``litellm.acompletion`` as they are);
   :meth:`ModelOptions.request_params` lays them over an agent's own defaults;
-- per client: ``api_base``, ``timeout`` (seconds per attempt) and
+- per client: ``api_base``, ``timeout`` (seconds per attempt),
   ``max_consecutive_failures`` (the run stops when this many calls in a row fail
-  for good; see :class:`harness.models.errors.EndpointDown`).
+  for good; see :class:`harness.models.errors.EndpointDown`) and the model's price,
+  ``price_per_mtok_in`` and ``price_per_mtok_out`` (US dollars per million prompt and reply
+  tokens; both or neither): given, every reply is costed at it (:meth:`ModelOptions.price`),
+  which lets a cost cap hold for a model litellm's price table does not know
+  (:mod:`harness.models.pricing`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import re
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from harness.models.messages import ModelResponse
 
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 DEFAULT_TIMEOUT_S = 60.0
@@ -62,6 +68,32 @@ class ModelOptions(BaseModel):
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
     max_consecutive_failures: int = Field(default=DEFAULT_MAX_CONSECUTIVE_FAILURES, ge=1)
     model_args: dict[str, Any] = Field(default_factory=dict)
+    # US dollars per million prompt tokens, and per million reply tokens; recorded only when given
+    price_per_mtok_in: float | None = Field(default=None, ge=0, exclude_if=lambda price: price is None)
+    price_per_mtok_out: float | None = Field(default=None, ge=0, exclude_if=lambda price: price is None)
+
+    @model_validator(mode="after")
+    def _both_prices(self) -> ModelOptions:
+        if (self.price_per_mtok_in is None) != (self.price_per_mtok_out is None):
+            raise ValueError(
+                "give the model's price both ways: --price-per-mtok-in and --price-per-mtok-out "
+                "(US dollars per million prompt tokens and per million reply tokens)"
+            )
+        return self
+
+    @property
+    def priced(self) -> bool:
+        """Whether the model's price was given (then every reply is costed at it)."""
+        return self.price_per_mtok_in is not None and self.price_per_mtok_out is not None
+
+    def price(self, response: ModelResponse) -> ModelResponse:
+        """``response`` costed at the given price (prompt tokens served from a provider cache at the full rate);
+        unchanged when no price was given."""
+        if self.price_per_mtok_in is None or self.price_per_mtok_out is None:
+            return response
+        cost = (response.prompt_tokens * self.price_per_mtok_in + response.completion_tokens * self.price_per_mtok_out) / 1e6
+        note = f"at the given price: ${self.price_per_mtok_in:g} in, ${self.price_per_mtok_out:g} out per million tokens"
+        return response.model_copy(update={"cost_usd": cost, "cost_note": note})
 
     @field_validator("api_base")
     @classmethod

@@ -14,7 +14,8 @@ and says what it kept and how to continue. Then one of two things ends what is i
   ``on_force`` has ended the process it started, printing the hint.
 
 Either way every record written before is kept (each line is written and flushed whole),
-so the run still resumes. Once the work has stopped the command calls
+so the run still resumes. The command itself may ask for the same clean stop
+(:meth:`StopRequest.request`, e.g. a full disk): ``reason`` then says why. Once the work has stopped the command calls
 :meth:`StopRequest.settle`: a grace timer still running, or a later signal, no longer cuts
 the wrap-up (the manifest's last write). The previous handlers come back at the end.
 """
@@ -55,6 +56,7 @@ class StopRequest:
     on_force: Callable[[], None] = _nothing  # a forced stop, before it takes effect (end a child process)
     exit_hint: str | None = None  # set: a second signal ends the process at once, printing "continue with: <hint>"
     signum: int | None = None
+    cause: str | None = None  # a stop the command asked for itself (:meth:`request`), in words
     forced: bool = False
     settled: bool = False  # the work has stopped: the wrap-up runs and is not cut
     _timer: threading.Timer | None = field(default=None, repr=False)
@@ -64,10 +66,21 @@ class StopRequest:
 
     @property
     def requested(self) -> bool:
-        return self.signum is not None
+        return self.signum is not None or self.cause is not None
 
     def reason(self) -> str:
+        if self.cause is not None:
+            return self.cause
         return f"interrupted by {signal.Signals(self.signum).name}" if self.signum is not None else "not interrupted"
+
+    def request(self, cause: str) -> None:
+        """The command asks for a clean stop itself (``cause``: why): as a first signal does, once."""
+        with self._lock:
+            if self.requested:
+                return
+            self.cause = cause
+        self.say(f"stopping: {cause}; no new {self.unit}, the {self.unit} in flight finish and every record is written")
+        self.on_first()
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         """The signal handler (runs in the main thread)."""
@@ -92,6 +105,10 @@ class StopRequest:
         raise KeyboardInterrupt
 
     def _first(self, signum: int) -> None:
+        if self.cause is not None:  # the command is stopping already: this signal is its operator's first
+            self.signum = signum
+            self.say(f"stopping already ({self.cause}); press Ctrl-C again to stop at once (the run still resumes)")
+            return
         self.signum = signum
         name = signal.Signals(signum).name
         then = "finish" if self.grace_s is None else f"get {self.grace_s:g} s to finish"

@@ -3,7 +3,9 @@
 A run directory holds ``manifest.json`` (:class:`RunManifest`, written atomically), ``games.jsonl`` (one
 :class:`GameEntry` per finished game) and ``calls.jsonl`` (one :class:`CallEntry` per model call); the records are
 defined in :mod:`harness.records.entries`. Every line is validated before it is written, then written in one piece
-and flushed (``fsync=True`` also forces it to disk).
+and flushed (``fsync=True`` also forces it to disk). A line that does not fit (a full disk) is cut back off, so the file
+ends on its last whole line, and the error names the file; ``on_full`` (:data:`~harness.models.cache.OnFull`) may free
+space first, and the line is then tried once more (:class:`~harness.records.reserve.DiskReserve`).
 
 Hash chain (:mod:`harness.records.chain`): every line starts with ``prev_hash``, the sha256 of the previous line's
 exact bytes (the chain's start value on the first line). The writer lists each game's calls in the game's line
@@ -38,7 +40,7 @@ from typing import Any, Generic, NamedTuple, TextIO, TypeVar
 
 from pydantic import ValidationError
 
-from harness.models.cache import GENESIS_HASH, chain_line, line_hash
+from harness.models.cache import GENESIS_HASH, OnFull, append_whole, chain_line, line_hash, retried_when_freed
 from harness.records.chain import ChainScan, ChainSeal, broken_link_message, scan_chain
 from harness.records.entries import (
     CACHE_FILE,
@@ -52,6 +54,7 @@ from harness.records.entries import (
     TranscriptError,
     VersionedRecord,
 )
+from harness.records.reserve import write_atomically
 
 # The record types and file names are re-exported: the runs import them from here.
 __all__ = [
@@ -262,9 +265,10 @@ class TranscriptWriter:
     manager or call :meth:`close`.
     """
 
-    def __init__(self, run_dir: str | Path, *, fsync: bool = False, resume: bool = False) -> None:
+    def __init__(self, run_dir: str | Path, *, fsync: bool = False, resume: bool = False, on_full: OnFull | None = None) -> None:
         self.run_dir = Path(run_dir)
         self.fsync = fsync
+        self.on_full = on_full  # a line that did not fit: see the module docstring
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._tails = {GAMES_FILE: _Tail(0, GENESIS_HASH), CALLS_FILE: _Tail(0, GENESIS_HASH)}
         self._phases: Counter[str] = Counter()
@@ -278,7 +282,7 @@ class TranscriptWriter:
                 if path.exists() and path.stat().st_size:
                     raise TranscriptError("already holds records: resume the run, or choose a new run directory", path)
             self.resumed_from = ResumePoint(0, 0)
-        self._files = {name: (self.run_dir / name).open("ab") for name in (GAMES_FILE, CALLS_FILE)}
+        self._files = {name: (self.run_dir / name).open("ab", buffering=0) for name in (GAMES_FILE, CALLS_FILE)}
 
     def _repair(self) -> ResumePoint:
         games, calls, keep = _plan_resume(self.run_dir)
@@ -324,10 +328,7 @@ class TranscriptWriter:
         return sealed
 
     def _write_manifest_file(self, manifest: RunManifest) -> None:
-        path = self.run_dir / MANIFEST_FILE
-        temporary = path.with_suffix(".json.tmp")
-        temporary.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        write_atomically(self.run_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n", self.on_full)
 
     def append_game(self, entry: GameEntry | dict[str, Any]) -> GameEntry:
         """Write a finished game; ``call_indices`` (when not given) lists the calls written for it since they began."""
@@ -335,8 +336,9 @@ class TranscriptWriter:
         calls = tuple(self._pending.pop((game.phase, game.game_index), ()))
         if game.call_indices is None:
             game = game.model_copy(update={"call_indices": calls})
-        self._phases[game.phase] += 1
-        return self._append(GAMES_FILE, game)
+        self._append(GAMES_FILE, game)
+        self._phases[game.phase] += 1  # once written: a seal counts only the games on disk
+        return game
 
     def append_call(self, entry: CallEntry | dict[str, Any]) -> CallEntry:
         call = CallEntry.model_validate(entry if isinstance(entry, dict) else entry.model_dump())
@@ -348,8 +350,7 @@ class TranscriptWriter:
         tail = self._tails[name]
         line = chain_line(tail.last_hash, record.model_dump_json().encode("utf-8"))
         handle = self._files[name]
-        handle.write(line + b"\n")
-        handle.flush()
+        retried_when_freed(lambda: append_whole(handle, line + b"\n", self.run_dir / name), self.on_full)
         if self.fsync:
             os.fsync(handle.fileno())
         self._tails[name] = _Tail(tail.lines + 1, line_hash(line))

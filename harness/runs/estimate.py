@@ -20,7 +20,7 @@ the network nor a key:
   are not rendered: :data:`CWM_PROMPT_TOKENS` is assumed;
 - **reply tokens**: an assumption per kind of call (:data:`REPLY_TOKENS`; the mocks' own sizes for mocks);
 - **cost**: litellm's local price table (``litellm.cost_per_token``; ``LITELLM_LOCAL_MODEL_COST_MAP``
-  keeps it local); None for a model it does not price, 0 for mocks;
+  keeps it local), or the price given in the model options; None for a model it does not price, 0 for mocks;
 - **wall time**: adaptation calls ``min(wave, concurrency)`` at a time (llm-policy's waves; one after
   another otherwise), evaluation calls ``min(concurrency, games)`` at a time, at ``latency_s`` a call
   (search and engine time not counted).
@@ -44,6 +44,7 @@ from harness.models.client import import_litellm
 from harness.models.messages import message_text
 from harness.models.mock import STRATEGY_REPLY
 from harness.models.mock import estimate_tokens as mock_tokens
+from harness.models.options import ModelOptions
 from harness.prompting.memory import EpisodeMemory, GameSummary
 from harness.prompting.renderer import PromptRenderer, belief_context, memory_block, move_context, system_context
 from harness.prompting.strategist_agent import STRATEGY_SCHEMA_VERSION, LlmStrategistConfig
@@ -132,7 +133,7 @@ class RunEstimate(BaseModel):
         lines += ["  ".join(cell.rjust(w) if i != 1 else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths)))
                   for r in rows]
         lines += [f"tokens counted by: {self.token_counter}",
-                  f"cost: {self.cost_text()} (litellm's local price table)",
+                  f"cost: {self.cost_text()} (litellm's local price table, or the price given)",
                   f"wall time: ~{duration(self.wall_s)} at concurrency {self.concurrency} and {self.latency_s:g} s a call "
                   f"(assumed latency; search time not counted)",
                   "assumed: every reply usable (no re-asks); reply sizes " +
@@ -266,7 +267,8 @@ def estimate_run(config: LlmRunConfig, *, latency_s: float = 1.0, renderer: Prom
         latency_s=latency_s, concurrency=config.concurrency,
         wall_s=latency_s * (sequential_calls + eval_calls / max(1, min(config.concurrency, eval_games))),
     )
-    return estimate.model_copy(update={"cost_usd": _cost(config.model, estimate.prompt_tokens, estimate.reply_tokens)})
+    return estimate.model_copy(update={"cost_usd": _cost(config.model, estimate.prompt_tokens, estimate.reply_tokens,
+                                                         config.model_options)})
 
 
 def _belief_prompt(renderer: PromptRenderer, memory: EpisodeMemory, config: LlmRunConfig, games_played: int) -> str:
@@ -302,9 +304,11 @@ def _plan_starts(config: LlmRunConfig) -> list[int]:
     return starts
 
 
-def _cost(model: str, prompt_tokens: int, reply_tokens: int) -> float | None:
+def _cost(model: str, prompt_tokens: int, reply_tokens: int, options: ModelOptions | None = None) -> float | None:
     if model.startswith("mock/"):
         return 0.0
+    if options is not None and options.price_per_mtok_in is not None and options.price_per_mtok_out is not None:
+        return (prompt_tokens * options.price_per_mtok_in + reply_tokens * options.price_per_mtok_out) / 1e6  # the given price
     try:
         prompt_cost, reply_cost = import_litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
                                                                   completion_tokens=reply_tokens)

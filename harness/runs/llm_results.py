@@ -3,28 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from engine import make_env
 from engine.protocol.belief import Belief
+from harness.models.errors import REPLAYED, attempt_failures
 from harness.play.decisions import FailureCounts
 from harness.prompting.beliefs import score_belief
 from harness.records.commitment import SALT_FILE, condition_text, read_salt
 from harness.records.transcript import CallEntry, GameEntry, TranscriptReader
+from harness.referee.isolation import isolation_lines, read_referee_record
 from harness.registry.specs import canonical_spec, parse_spec
 from harness.runs.cwm_plot import plot_cwm_accuracy
-from harness.referee.isolation import isolation_lines, read_referee_record
-from harness.runs.llm_config import (
-    AGENT_FILE,
-    BELIEFS_FILE,
-    IN_PROCESS,
-    METRICS_FILE,
-    REFEREED,
-    REPORT_FILE,
-    STRATEGIES_FILE,
-    LlmRunConfig,
-)
+from harness.runs.llm_config import AGENT_FILE, BELIEFS_FILE, IN_PROCESS, METRICS_FILE, REFEREED, REPORT_FILE, STRATEGIES_FILE, LlmRunConfig
+from harness.runs.run_stop import UNFINISHED_FAILURE
 from harness.tournaments.stats import wilson
 
 
@@ -41,16 +35,16 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def write_results(run_dir: Path, stopped: str | None = None, refereed: bool | None = None) -> dict[str, Any]:
-    if record := read_referee_record(run_dir):  # the referee's own record: the agent process's walls, refused requests
-        metrics["agent_processes"] = record.get("agent_processes")
-        metrics["refused_requests"] = record.get("refused_requests", [])
-        metrics["isolation_lines"] = isolation_lines(record)
     """metrics.json and report.md from the run's files (``refereed``: how it was played; None: as configured)."""
     reader = TranscriptReader(run_dir)
     config = LlmRunConfig.model_validate(reader.manifest().config)
     games, calls = reader.games(), reader.calls()
     metrics = compute_metrics(config, games, calls, read_beliefs(run_dir), stopped)
     metrics["referee"] = REFEREED if (config.referee if refereed is None else refereed) else IN_PROCESS
+    if record := read_referee_record(run_dir):  # the referee's own record: the agent process's walls, refused requests
+        metrics["agent_processes"] = record.get("agent_processes")
+        metrics["refused_requests"] = record.get("refused_requests", [])
+        metrics["isolation_lines"] = isolation_lines(record)
     if config.agent == "llm-strategist":
         strategies = read_jsonl(run_dir / STRATEGIES_FILE)
         metrics["strategies"] = len(strategies)
@@ -90,6 +84,7 @@ def compute_metrics(config: LlmRunConfig, games: list[GameEntry], calls: list[Ca
         "evaluation": evaluation, "beliefs": belief_scores,
         "belief_failures": sum(line["belief"] is None for line in beliefs),
         "failures": failures.model_dump(), "call_failures": other, "failed_attempts": failures.total + sum(other.values()),
+        "attempt_failures": attempt_failure_counts(calls),
         "calls": len(calls), "cache_hits": sum(c.cache_hit for c in calls),
         # The run's calls as an uninterrupted run makes them (a resumed run's cache hits included: a killed process
         # paid for them), and the part of them answered from the cache (not charged again in this process).
@@ -121,13 +116,39 @@ def call_failures(calls: list[CallEntry]) -> dict[str, int]:
     """Failed calls outside the games' moves (strategy, belief, code synthesis...), by failure kind.
 
     Move attempts are counted from the games on record (their failure counts), so a game
-    played again on resume counts once; every other failed call counts from its record.
+    played again on resume counts once; every other failed call counts from its record (a call that failed for
+    good in a game the run did not finish, once: not again when its game, played again on resume, met it).
     """
     counts: dict[str, int] = {}
+    reasons = [call.reason or "" for call in calls]
+    replayed = Counter(reason.removesuffix(f" {REPLAYED}") for reason in reasons if reason.endswith(REPLAYED))
     for call in calls:
         if call.game_index is None and call.failure_kind is not None:
+            message = (call.reason or "").partition(f"{UNFINISHED_FAILURE}: ")[2]
+            if message and replayed[message] > 0:  # its game, played again on resume, counts it (met from the cache)
+                replayed[message] -= 1
+                continue
             counts[call.failure_kind] = counts.get(call.failure_kind, 0) + 1
     return counts
+
+
+def attempt_failure_counts(calls: list[CallEntry]) -> dict[str, dict[str, int]]:
+    """Every request that failed, by kind (rate_limit, server_error, timeout, malformed_response...): those retried
+    (the call went on) and those that failed for good; cache hits and failures replayed from the cache made none."""
+    retried: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    for call in calls:
+        kinds, final = attempt_failures(call.errors, call.retries, call.verdict, call.reason, call.cache_hit)
+        retried.update(kinds)
+        failed.update([final] if final else [])
+    return {"retried": dict(sorted(retried.items())), "failed": dict(sorted(failed.items()))}
+
+
+def attempt_failure_line(counts: dict[str, dict[str, int]]) -> list[str]:
+    """The report's line on the failed requests (none when every request succeeded)."""
+    parts = [f"{label} " + ", ".join(f"{kind} {n}" for kind, n in counts.get(key, {}).items())
+             for key, label in (("retried", "retried"), ("failed", "failed for good")) if counts.get(key)]
+    return [f"Failed requests to the model, by kind: {'; '.join(parts)}."] if parts else []
 
 
 def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
@@ -136,6 +157,7 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         f"Adaptation: {metrics['adapt_games']} of {config.budget} games; evaluation: {metrics['eval_games']} games "
         f"(true K = {metrics['true_k']}, shown only here).", "",
         f"Referee: {metrics.get('referee', IN_PROCESS)}.", "",
+        *(line for text in metrics.get("isolation_lines", []) for line in (text, "")),
         "| opponent | games | win (95% CI) | draw | lose |", "|---|---|---|---|---|",
     ]
     for name, row in metrics["evaluation"].items():
@@ -151,11 +173,11 @@ def render_report(config: LlmRunConfig, metrics: dict[str, Any]) -> str:
         f"Failed attempts: {metrics['failed_attempts']} ({failure_text(metrics)}); forfeits "
         f"{metrics['failures'].get('forfeits', 0)}, random fallbacks {metrics['failures'].get('fallbacks', 0)}; "
         f"belief failures: {metrics['belief_failures']}.",
+        *attempt_failure_line(metrics.get("attempt_failures", {})),
         f"Calls: {metrics['calls']} ({metrics['cache_hits']} from the cache); tokens {metrics['tokens_in']} in, "
         f"{metrics['tokens_out']} out (of which from the cache, not charged again: {metrics.get('cached_tokens_in', 0)} "
         f"in, {metrics.get('cached_tokens_out', 0)} out); cost ${metrics['cost_usd']:.4f}."]
     if "cwm" in metrics:
-        *(line for text in metrics.get("isolation_lines", []) for line in (text, "")),
         lines += cwm_lines(metrics["cwm"])
     if metrics["stopped"]:
         lines.append(f"Stopped early: {metrics['stopped']}.")

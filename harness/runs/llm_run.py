@@ -27,9 +27,9 @@ tail (:func:`~harness.records.transcript.resume_point`), the ledger is rebuilt f
 kept; the metrics say why; :class:`CapReached` names the cap); so does a dead endpoint (:class:`EndpointDown`, re-raised
 naming the run; game in progress unwritten). ``caps`` (on resume) sets new caps, recorded in the manifest's config.
 
-Interrupts, caps over resumes, and the paid calls of an unfinished game: :mod:`harness.runs.run_stop`. The first
-Ctrl-C (SIGINT) or SIGTERM starts no new game or model call, lets those under way finish, writes everything and
-raises :class:`RunInterruptedError`; a second one ends the process at once (the run still resumes).
+Interrupts, caps over resumes, a full disk, the paid calls of an unfinished game: :mod:`harness.runs.run_stop`. The first
+Ctrl-C (SIGINT) or SIGTERM (or a full disk) starts no new game or model call, lets those under way finish, writes
+everything and raises :class:`RunInterruptedError` (:class:`DiskFull`); a second one ends the process at once.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from engine.state import BLACK, COLOUR_NAMES, WHITE
 from harness.models.cache import ResponseCache
 from harness.models.client import ModelClient, check_api_key
 from harness.models.errors import BudgetCapReached, EndpointDown
+from harness.models.pricing import cost_cap_problem
 from harness.play.decisions import FailureCounts
 from harness.play.game import PlyDecision, from_policy, play_game_async
 from harness.play.grants import EvaluationGrants
@@ -60,12 +61,8 @@ from harness.prompting.strategist_agent import Strategy
 from harness.records.commitment import commit, write_salt
 from harness.records.interrupts import handling
 from harness.records.lock import writer_lock
-from harness.records.transcript import (
-    GameEntry,
-    TranscriptReader,
-    TranscriptWriter,
-    open_log_for_append,
-)
+from harness.records.reserve import DiskReserve, write_atomically
+from harness.records.transcript import GameEntry, TranscriptReader, TranscriptWriter
 from harness.referee.isolation import write_referee_record
 from harness.referee.seats import OpponentSeats
 from harness.registry.outside import referee_side
@@ -90,12 +87,16 @@ from harness.runs.llm_config import (
 from harness.runs.llm_results import write_results
 from harness.runs.model_agents import EvalPlayer, InProcessPlayer, RemotePlayer
 from harness.runs.run_stop import (
+    AppendLog,
     CapReached,
+    DiskFull,
     PaidCalls,
     RunInterruptedError,
     StoppableArena,
     WatchedCache,
     cap_message,
+    disk_full_reason,
+    endpoint_down_call,
     raise_cap_hint,
     remaining_caps,
     run_stop_request,
@@ -115,6 +116,8 @@ def _validated(config: LlmRunConfig, check_key: bool = True) -> None:
         raise RunConfigError(str(error)) from error
     if check_key:
         check_api_key(config.model, api_base=config.model_options.api_base)  # ModelConfigError: before any game or file
+        if (problem := cost_cap_problem(config.model, config.model_options, config.max_cost_usd)) is not None:
+            raise RunConfigError(problem)  # a cost cap that could not hold: the model's price is unknown
 
 
 def run_llm(
@@ -127,8 +130,8 @@ def run_llm(
     ``client``: the model client to use instead of one built from the config (e.g. the
     cache-only client of ``arena rerun``); the API key check is then skipped. ``caps``
     (``max_tokens``, ``max_cost_usd``): new caps for a resumed run. Raises
-    :class:`RunInterruptedError` or :class:`CapReached` (after writing everything) when
-    the run stopped on an interrupt or a cap.
+    :class:`RunInterruptedError`, :class:`DiskFull` or :class:`CapReached` (after writing everything) when
+    the run stopped on an interrupt, a full disk or a cap.
     """
     if resume is not None:
         run_dir = Path(resume)
@@ -157,7 +160,8 @@ def run_llm(
             run.stopped = cap_message(config, calls)
         metrics = write_results(run_dir, stopped=run.stopped, refereed=run.refereed)
     if run.interrupted:
-        raise RunInterruptedError(f"{run.stopped}: kept {metrics['adapt_games']} of {config.budget} adaptation games, "
+        stop = DiskFull if run.reserve.error else RunInterruptedError
+        raise stop(f"{run.stopped}: kept {metrics['adapt_games']} of {config.budget} adaptation games, "
                                   f"{metrics['eval_games']} of {config.eval_games * len(config.opponents)} evaluation games "
                                   f"and {metrics['calls']} model calls in {run_dir}", run_dir)
     if run.capped:
@@ -177,7 +181,10 @@ class _Run:
         self.config, self.run_dir, self.on_game_hook, self.progress = config, run_dir, on_game, progress
         self.env = make_env(config.env)
         self.renderer = PromptRenderer()
-        self.writer = TranscriptWriter(run_dir, resume=resuming)
+        self.stop, self.paid = run_stop_request(run_dir, self.interrupt, self.kill), PaidCalls()
+        self.session: ModelSession | None = None
+        self.reserve = DiskReserve(run_dir, lambda error: self.stop.request(disk_full_reason(error)))
+        self.writer = TranscriptWriter(run_dir, resume=resuming, on_full=self.reserve.release)
         if not resuming:  # the salt is kept (0600) before the manifest commits to the condition with it
             salt, condition_sha256 = commit(self.env.condition)
             write_salt(run_dir, salt)
@@ -190,14 +197,12 @@ class _Run:
         games = TranscriptReader(run_dir).games() if resuming else []
         self.adapt_games = [g for g in games if g.phase == "adapt"]
         self.eval_done = sum(g.phase == "eval" for g in games)
-        self.beliefs_file = open_log_for_append(run_dir / BELIEFS_FILE)
-        self.strategies_file = open_log_for_append(run_dir / STRATEGIES_FILE) if config.agent == "llm-strategist" else None
+        self.beliefs_file = AppendLog(run_dir / BELIEFS_FILE, self.reserve.release)
+        self.strategies_file = AppendLog(run_dir / STRATEGIES_FILE, self.reserve.release) if config.agent == "llm-strategist" else None
         self.client = client  # given: the agent plays in this process with it (arena rerun)
         left_tokens, left_dollars = remaining_caps(config, TranscriptReader(run_dir).calls() if resuming else [])
         self.recipe = recipe_of(config.model_copy(update={"max_tokens": left_tokens, "max_cost_usd": left_dollars}),
                                 beliefs_done(run_dir))
-        self.stop, self.paid = run_stop_request(run_dir, self.interrupt, self.kill), PaidCalls()
-        self.session: ModelSession | None = None
         self.interrupted = self.capped = False
         self.stopped: str | None = None  # why the run stopped early
         self.down: EndpointDown | None = None  # the endpoint failure that stopped it, if that was why
@@ -208,10 +213,10 @@ class _Run:
         return self.config.referee and self.client is None
 
     def close(self) -> None:
-        self.writer.close()
-        self.beliefs_file.close()
-        if self.strategies_file is not None:
-            self.strategies_file.close()
+        try:
+            self.writer.close()
+        finally:
+            self.reserve.close()
 
     def interrupt(self) -> None:
         """The first interrupt (the stop request is set): tell the agent process."""
@@ -237,6 +242,7 @@ class _Run:
             self.stopped, self.interrupted = self.stop.reason() if self.stop.requested else str(interrupt), True
         except EndpointDown as down:  # the game in progress is not written: a resumed run plays it again
             self.stopped, self.down = str(down), down
+            self._call(endpoint_down_call(down))  # the failure that stopped it, on record and in the report
         except (ProtocolViolation, AgentProcessGone, AgentStopped) as failure:  # refereed runs only
             if self.stop.requested:  # the agent process met the operator's interrupt before it could stop cleanly
                 self.stopped, self.interrupted = self.stop.reason(), True
@@ -251,7 +257,7 @@ class _Run:
 
     async def _play_in_process(self) -> None:
         config = self.config
-        client = self.client or self.recipe.client(WatchedCache(self.run_dir / CACHE_FILE, self.stop, self.paid))
+        client = self.client or self.recipe.client(WatchedCache(self.run_dir / CACHE_FILE, self.stop, self.paid, self.reserve.release))
         sinks = ModelSinks(on_call=self._call, on_game=self._adapt_game, on_belief=self._belief, on_strategy=self._strategy)
         agent = self.recipe.build(AgentContext(self.env.rules), sinks, client, self.renderer)
         ledger = Ledger(layout=self.env.layout.name, budget=config.budget, records=tuple(g.to_game_record() for g in self.adapt_games))
@@ -267,7 +273,7 @@ class _Run:
 
     async def _play_refereed(self) -> None:
         """The agent and its model client in their own process; K, the ledger and the opponents here."""
-        cache = ResponseCache(self.run_dir / CACHE_FILE)  # this process writes the file; the agent process gets its records
+        cache = ResponseCache(self.run_dir / CACHE_FILE, self.reserve.release)  # this process writes it; the agent gets its records
         job = ModelJob(rules=self.env.rules, budget=self.config.budget, recipe=self.recipe,
                        records=tuple(g.to_game_record() for g in self.adapt_games),
                        cache=cache_records(self.run_dir / CACHE_FILE), plugins=plugin_sources())
@@ -285,7 +291,7 @@ class _Run:
                 session.adapt()
             finally:
                 self._write_report(session.agent_report)
-                write_referee_record(self.run_dir, session.referee.ledger.privileged)
+                write_referee_record(self.run_dir, session.referee.ledger.privileged, session.isolation)
             session.start_evaluation()
             try:
                 await self._evaluate(RemotePlayer(session))
@@ -296,24 +302,20 @@ class _Run:
 
     def _write_report(self, report: dict[str, Any]) -> None:
         if report:
-            (self.run_dir / AGENT_FILE).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            write_atomically(self.run_dir / AGENT_FILE, json.dumps(report, indent=2) + "\n", self.reserve.release)
 
     def _call(self, fields: dict[str, Any]) -> None:
-        self.paid.recorded(fields)
+        fields = self.paid.recorded(fields)  # a failed call's record gets its attempts' errors from the cache
         self.writer.append_call({"call_index": self.call_index, **fields})  # a dict: validated once, by the writer
         self.call_index += 1
 
     def _belief(self, checkpoint: int, belief: Belief | None, error: str | None) -> None:
-        line = {"checkpoint": checkpoint, "belief": belief.model_dump() if belief else None, "error": error}
-        self.beliefs_file.write(json.dumps(line) + "\n")
-        self.beliefs_file.flush()
+        self.beliefs_file.write({"checkpoint": checkpoint, "belief": belief.model_dump() if belief else None, "error": error})
 
     def _strategy(self, batch_start: int, strategy: Strategy, error: str | None, new: bool) -> None:
         if self.strategies_file is None:
             raise RuntimeError("a strategy reported by an agent that is not llm-strategist")
-        line = {"batch_start": batch_start, "strategy": strategy.model_dump(), "new": new, "error": error}
-        self.strategies_file.write(json.dumps(line) + "\n")
-        self.strategies_file.flush()
+        self.strategies_file.write({"batch_start": batch_start, "strategy": strategy.model_dump(), "new": new, "error": error})
 
     def _game(self, entry: GameEntry, done: int, total: int) -> None:
         self.writer.append_game(entry)

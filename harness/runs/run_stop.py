@@ -14,7 +14,15 @@ cache; a call is written to ``calls.jsonl`` when its game finishes. When the run
 in the middle of a game (a cap, an interrupt), the replies of that game, paid for, are
 written as calls outside any game (``game_index`` null, ``reason`` saying so), so
 ``calls.jsonl`` holds every paid call; the game is played again on resume, its calls
-then answered by the cache (cache hits, free).
+then answered by the cache (cache hits, free). Calls that failed for good (their retries
+spent) go to the cache too: each one's record gets every attempt's error (``errors``: the
+retried ones, then the last), and those of an unfinished game are written the same way
+(:data:`UNFINISHED_FAILURE`), as is the call that found the endpoint down
+(:func:`endpoint_down_call`), so the report counts every failed request by kind.
+
+A full disk (:mod:`harness.records.reserve`): the first write that fails for want of space frees the run's
+reserve and asks for the same clean stop (:func:`disk_full_reason` says why, naming the file and the error);
+the calls on the wire finish and are written in the freed space, and the run raises :class:`DiskFull`.
 
 Caps across a resume: the tokens and dollars spent are those of the paid calls on
 record (:func:`spent`), and the model client of a resumed run gets what is left of the
@@ -24,21 +32,25 @@ manifest's config with the games done when they changed (:func:`with_new_caps`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from engine.protocol.arena import Ledger
-from harness.models.cache import CachedFailure, ResponseCache
+from harness.models.cache import CachedFailure, OnFull, ResponseCache, append_whole, retried_when_freed
+from harness.models.errors import REPLAYED, EndpointDown
 from harness.models.messages import ModelResponse
 from harness.play.arena import Arena
 from harness.records.interrupts import StopRequest
-from harness.records.transcript import CallEntry
+from harness.records.transcript import CallEntry, open_log_for_append
 from harness.referee.model_process import RunInterrupted
 from harness.runs.llm_config import CapChange, LlmRunConfig
 
 UNFINISHED_GAME = ("paid for in a game that had not finished when the run stopped; the game is played again on resume "
                    "(its calls then come from the response cache)")
+UNFINISHED_FAILURE = ("failed for good in a game that had not finished when the run stopped; the game is played again on "
+                      "resume (the failure then comes from the response cache)")
 
 
 class RunStopped(RuntimeError):
@@ -55,6 +67,34 @@ class RunInterruptedError(RunStopped):
 
 class CapReached(RunStopped):
     """A cost or token cap stopped the run; ``--resume DIR --max-tokens N`` (or ``--max-cost-usd``) raises it."""
+
+
+class DiskFull(RunStopped):
+    """A write failed for want of space: the run stopped before its next model call, every paid call on record."""
+
+
+def disk_full_reason(error: OSError) -> str:
+    """Why the run stops, in the words of its report: the OS's error and the file it could not write."""
+    where = f" writing {error.filename}" if error.filename else ""
+    return f"the disk is full ({error.strerror or error}{where})"
+
+
+class AppendLog:
+    """An auxiliary JSONL log of the run (beliefs, strategies): a torn last line cut away, then each record appended
+    whole or not at all (``on_full``: see :mod:`harness.records.reserve`)."""
+
+    def __init__(self, path: Path, on_full: OnFull | None = None) -> None:
+        open_log_for_append(path).close()
+        self.path, self.on_full = path, on_full
+
+    def write(self, record: dict[str, Any]) -> None:
+        data = (json.dumps(record) + "\n").encode("utf-8")
+
+        def append() -> None:
+            with self.path.open("ab", buffering=0) as handle:
+                append_whole(handle, data, self.path)
+
+        retried_when_freed(append, self.on_full)
 
 
 def run_stop_request(run_dir: Path, on_first: Callable[[], None], on_force: Callable[[], None]) -> StopRequest:
@@ -74,17 +114,29 @@ class PaidCalls:
 
     def __init__(self) -> None:
         self._open: dict[str, list[ModelResponse]] = {}
+        self._failed: list[CachedFailure] = []  # calls that failed for good, no record has claimed yet
 
     def paid(self, key: str, entry: ModelResponse | CachedFailure) -> None:
-        """A new cache entry: a reply (not a cache hit) was paid for."""
-        if isinstance(entry, ModelResponse) and not entry.cache_hit:
+        """A new cache entry: a reply (not a cache hit) was paid for, or a call failed for good."""
+        if isinstance(entry, CachedFailure):
+            self._failed.append(entry)
+        elif not entry.cache_hit:
             self._open.setdefault(key, []).append(entry)
 
-    def recorded(self, fields: dict[str, Any]) -> None:
-        """A call record was written: it claims the reply it paid for, if any."""
+    def recorded(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """A call record is to be written: it claims the reply it paid for, or the failure it met (whose attempts'
+        errors it gets, when it lists none); returns the record's fields."""
         key = fields.get("cache_key")
         if not fields.get("cache_hit") and isinstance(key, str) and self._open.get(key):
             self._open[key].pop(0)
+        reason = fields.get("reason")
+        if fields.get("verdict") != "call_failed" or fields.get("cache_hit") or str(reason).endswith(REPLAYED):
+            return fields
+        failure = next((f for f in self._failed if f.message == reason), None if reason else next(iter(self._failed), None))
+        if failure is None:
+            return fields
+        self._failed.remove(failure)
+        return fields if fields.get("errors") else {**fields, "errors": list(failure.errors), "retries": failure.retries}
 
     def unrecorded(self) -> list[dict[str, Any]]:
         """Call fields (all but ``call_index``) of the paid replies no record claimed, in the order they were paid for."""
@@ -92,14 +144,30 @@ class PaidCalls:
                  "tokens_in": reply.prompt_tokens, "tokens_out": reply.completion_tokens, "cost_usd": reply.cost_usd,
                  "latency_s": reply.latency_s, "retries": reply.retries, "errors": list(reply.errors), "cache_key": key,
                  "reason": UNFINISHED_GAME}
-                for key, replies in self._open.items() for reply in replies]
+                for key, replies in self._open.items() for reply in replies] + [
+            {**_failed_call(failure.kind, failure.errors, failure.retries), "reason": f"{UNFINISHED_FAILURE}: {failure.message}"}
+            for failure in self._failed]
+
+
+def _failed_call(kind: str, errors: list[str], retries: int) -> dict[str, Any]:
+    """The fields of a call outside any game that failed for good (``kind``: the client's classification)."""
+    move_kind = "timeout" if kind == "timeout" else "api_error"  # as a move's failed attempt counts it
+    return {"game_index": None, "phase": None, "messages": [], "verdict": "call_failed", "failure_kind": move_kind,
+            "errors": list(errors), "retries": retries}
+
+
+def endpoint_down_call(down: EndpointDown) -> dict[str, Any]:
+    """The record of the call that found the endpoint down (not cached: a resume asks again), with its attempts where
+    they are known (else one)."""
+    errors = list(down.errors) or [f"{down.kind}: {down.cause}"]
+    return {**_failed_call(down.kind, errors, len(errors) - 1), "reason": f"the run stopped: {down}"}
 
 
 class WatchedCache(ResponseCache):
     """The run's response cache in this process (in-process runs): new entries reported, no call once a stop is asked."""
 
-    def __init__(self, path: Path, stop: StopRequest, paid: PaidCalls) -> None:
-        super().__init__(path)
+    def __init__(self, path: Path, stop: StopRequest, paid: PaidCalls, on_full: OnFull | None = None) -> None:
+        super().__init__(path, on_full)
         self._stop, self._paid = stop, paid
 
     def lookup(self, key: str, occurrence: int = 0) -> ModelResponse | CachedFailure | None:

@@ -98,13 +98,16 @@ def call_bins(latency: list[float]) -> list[dict[str, float]]:
 
 
 def failures(source: RunSource, calls: CallIndex) -> dict[str, int]:
-    """Failures by kind: the games' counts (parse error, illegal move, ..., forfeits) and the failed calls' kinds."""
+    """Failures by kind: the games' counts (parse error, illegal move, ..., forfeits), the failed calls' kinds and every
+    failed request to the model (``request retried: rate_limit``, ``request failed for good: timeout``)."""
     counted: Counter[str] = Counter()
     for game in source.games:
         for kind, count in (game.record.get("failures") or {}).items():
             counted[kind] += int(count)
     for kind, count in calls.failure_kinds.items():
         counted[f"call: {kind}"] += count
+    for kind, count in calls.request_failures.items():
+        counted[f"request {kind}"] += count
     return {kind: count for kind, count in sorted(counted.items()) if count}
 
 

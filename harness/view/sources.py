@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.models.errors import attempt_failures
 from harness.prompting.waves import wave_label, wave_size
 from harness.records.entries import CALLS_FILE, GAMES_FILE, MANIFEST_FILE, CallEntry, GameEntry, TranscriptError
 from harness.tournaments.plan import GameLine
@@ -58,6 +59,7 @@ class CallIndex:
     latency: list[float] = field(default_factory=list)  # per call, in file order
     totals: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     failure_kinds: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    request_failures: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # "retried: kind", "failed for good: kind"
 
     def read(self, offsets: list[int]) -> list[dict[str, Any]]:
         """The calls at ``offsets``, as CallEntry dumps (a tournament's keep their game and side keys)."""
@@ -172,6 +174,13 @@ def _count(index: CallIndex, raw: dict[str, Any]) -> None:
     index.totals["cache_hits"] += bool(raw.get("cache_hit"))
     if raw.get("failure_kind"):
         index.failure_kinds[str(raw["failure_kind"])] += 1
+    retried, final = attempt_failures(
+        list(raw.get("errors") or []), int(raw.get("retries") or 0), raw.get("verdict"), raw.get("reason"), bool(raw.get("cache_hit"))
+    )
+    for kind in retried:
+        index.request_failures[f"retried: {kind}"] += 1
+    if final is not None:
+        index.request_failures[f"failed for good: {final}"] += 1
 
 
 def _call_key(kind: RunKind, raw: dict[str, Any]) -> Hashable:

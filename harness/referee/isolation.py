@@ -100,13 +100,15 @@ def start_agent(
     unwalled_args: tuple[Any, ...] | None = None,
     files: tuple[str, ...] = (),
     writable: tuple[str, ...] = (),
+    outside_walls: str | None = None,
 ) -> tuple[Connection, Any]:
     """``target(connection, *args)`` in a new agent process: behind the walls where they stand (``outside``: it runs
     agents from outside the project, and sees and imports the plugins; else it imports no outside code); else a plain
     process of ``context`` (with ``unwalled_args`` when given), refused when outside code is involved and the user did
     not say ``--unsandboxed-agents``. ``files``: host files it must read (a scripted model's replies), bound
-    read-only; ``writable``: host folders made for it to write in (a shared PPO training)."""
-    problem = walls_problem() if os.environ.get(UNSANDBOXED_ENV) != "1" else "--unsandboxed-agents"
+    read-only; ``writable``: host folders made for it to write in (a shared PPO training); ``outside_walls``: why
+    this process must start outside the walls (a project agent that starts a sandbox of its own)."""
+    problem = outside_walls or (walls_problem() if os.environ.get(UNSANDBOXED_ENV) != "1" else "--unsandboxed-agents")
     if problem is None:
         binds, paths = plugin_view(plugin_sources()) if outside else ((), ())
         readable = tuple(os.path.realpath(path) for path in files if os.path.isfile(path))
@@ -119,10 +121,12 @@ def start_agent(
 REFEREE_RECORD = "referee.json"  # in a run directory: how its agent processes ran and what the referee refused them
 
 
-def write_referee_record(run_dir: Path, privileged: Any) -> None:
-    """Record, in the run directory, how the agent processes ran and every privileged request the referee refused
-    (``privileged``: the ledger's :class:`~engine.protocol.arena.PrivilegedUsage`)."""
-    record = {"agent_processes": agent_isolation(), "refused_requests": list(privileged.refused), "grants": list(privileged.grants)}
+def write_referee_record(run_dir: Path, privileged: Any, isolation: dict[str, Any] | None = None) -> None:
+    """Record, in the run directory, how the agent processes ran (``isolation``; default: as this process starts
+    them) and every privileged request the referee refused (``privileged``: the ledger's
+    :class:`~engine.protocol.arena.PrivilegedUsage`)."""
+    processes = isolation or agent_isolation()
+    record = {"agent_processes": processes, "refused_requests": list(privileged.refused), "grants": list(privileged.grants)}
     temporary = run_dir / f".{REFEREE_RECORD}.tmp"
     temporary.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     os.replace(temporary, run_dir / REFEREE_RECORD)

@@ -38,7 +38,7 @@ from harness.models.errors import BudgetCapReached, EndpointDown
 from harness.models.messages import ModelResponse
 from harness.play.decisions import Attempt, FailureCounts, FailureKind, MoveDecision
 from harness.prompting.strategist_agent import Strategy
-from harness.referee.isolation import start_agent
+from harness.referee.isolation import agent_isolation, start_agent
 from harness.referee.model_process import ModelJob, RunInterrupted, model_agent_main
 from harness.referee.referee import Referee
 from harness.referee.session import finish, receive
@@ -110,7 +110,9 @@ class ModelSession:
             outside=bool(job.plugins),
             context=multiprocessing.get_context("spawn"),
             files=model_files(job.recipe),
+            outside_walls=OWN_SANDBOX if starts_a_sandbox(job.recipe) else None,
         )
+        self.isolation = {"mode": "not isolated", "reason": OWN_SANDBOX} if starts_a_sandbox(job.recipe) else agent_isolation()
         self._wire = Wire(ours)  # only the agent process holds the other end: its exit ends our reads
 
     # ------------------------------------------------------------------ adaptation
@@ -293,3 +295,16 @@ def model_files(recipe: Any) -> tuple[str, ...]:
     """Host files the model agent's process reads: a scripted model's replies (``mock/script:FILE``)."""
     model = str(getattr(recipe, "model", ""))
     return (model.removeprefix("mock/script:"),) if model.startswith("mock/script:") else ()
+
+
+OWN_SANDBOX = (
+    "the cwm agent starts its generated code's sandbox (bubblewrap as root), which cannot start inside the walls; "
+    "its programs run behind that sandbox's walls"
+)
+
+
+def starts_a_sandbox(recipe: Any) -> bool:
+    """Whether the model agent starts the generated-code sandbox itself (cwm, sandboxed): its process then runs outside
+    the agent walls (it needs root to start bubblewrap), its programs inside the sandbox's."""
+    cwm = getattr(recipe, "cwm", None)
+    return cwm is not None and not getattr(cwm, "unsandboxed", False)

@@ -29,6 +29,7 @@ from harness.registry.outside import REFEREE_ENV
 from harness.sandbox import seccomp, view
 
 CACHE_INSIDE = "/opt/arena/numba-cache"
+INSIDE = "\0"  # in a bind: "HOST\0INSIDE", a host file shown at another place inside (a relative path's, under /tmp)
 TMP_BYTES = 1 << 30
 NETWORK_FILES = (
     "/etc/resolv.conf",
@@ -79,9 +80,12 @@ def _binds(network: bool, binds: tuple[str, ...], writable: tuple[str, ...] = ()
         if os.path.islink(link):
             args += ["--symlink", os.readlink(link), link]
             made.add(link)
-    for path in readable_paths(network, binds):
+    for path in readable_paths(network, tuple(b for b in binds if INSIDE not in b)):
         args += view.dirs_to(path, made) + ["--ro-bind", path, path]
         made.add(path)
+    for pair in (b for b in binds if INSIDE in b):  # "HOST\0INSIDE": a host file shown at another place
+        source, target = pair.split(INSIDE)
+        args += view.dirs_to(target, made) + ["--ro-bind", source, target]
     for folder in (writable_dir(), *writable):
         if folder is not None:
             args += view.dirs_to(folder, made) + ["--bind", folder, folder]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.spec import AgentSpecError
+from harness.referee.agent_view import INSIDE
 from harness.referee.walls import start_unwalled, start_walled, walls_problem
 from harness.registry.importing import installed_entry_points, is_file_source
 from harness.registry.outside import described
@@ -79,6 +80,14 @@ def plugin_view(sources: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, .
     return tuple(dict.fromkeys(binds)), tuple(dict.fromkeys(paths))
 
 
+def _shown(path: str) -> str:
+    """A host file as the agent process must find it: at its own place, or (a relative path: the process's working
+    directory is its private /tmp) at that path under /tmp."""
+    if os.path.isabs(path):
+        return os.path.realpath(path)
+    return f"{os.path.realpath(path)}{INSIDE}{os.path.normpath(os.path.join('/tmp', path))}"
+
+
 def check_outside_allowed(problem: str | None = None) -> None:
     """WallsMissing when outside code would run outside the walls and the user did not say ``--unsandboxed-agents``."""
     problem = problem or walls_problem()
@@ -111,7 +120,7 @@ def start_agent(
     problem = outside_walls or (walls_problem() if os.environ.get(UNSANDBOXED_ENV) != "1" else "--unsandboxed-agents")
     if problem is None:
         binds, paths = plugin_view(plugin_sources()) if outside else ((), ())
-        readable = tuple(os.path.realpath(path) for path in files if os.path.isfile(path))
+        readable = tuple(_shown(path) for path in files if os.path.isfile(path))
         folders = tuple(os.path.realpath(folder) for folder in writable)
         return start_walled(target, args, network=network, outside=outside, binds=binds + readable, paths=paths, writable=folders)
     check_outside_allowed(problem)

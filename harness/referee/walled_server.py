@@ -204,6 +204,8 @@ def _child(wire_fd: int) -> None:
         code = 0
     except SystemExit as ended:
         code = ended.code if isinstance(ended.code, int) else 1
+    except (BrokenPipeError, ConnectionResetError):  # the referee went away first (it stopped the run): end quietly
+        code = 0
     except BaseException:  # noqa: BLE001 - the agent process's last word goes to its stderr, as a process's would
         traceback.print_exc()
     finally:
@@ -224,6 +226,8 @@ def main(control_fd: int, cache_source: str | None = None) -> None:
     control = socket.socket(fileno=control_fd)
     try:
         Server(control).serve()
+    except OSError:  # the host went away (its end of the control socket closed mid-request): end quietly
+        pass
     finally:
         try:
             os.kill(-1, signal.SIGKILL)

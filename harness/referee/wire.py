@@ -44,7 +44,7 @@ class Wire:
                 pass
         try:
             raw = self._connection.recv_bytes(MAX_MESSAGE_BYTES)
-        except EOFError:
+        except (EOFError, ConnectionResetError):  # a socket's peer that exited with unread data resets it
             raise AgentProcessGone("the other end of the referee's pipe closed (the process exited)") from None
         except OSError as error:
             raise ProtocolViolation(

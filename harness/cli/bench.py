@@ -25,8 +25,9 @@ from harness.bench.harness import (
     bench_overhead,
 )
 from harness.bench.referee import TARGET_RATIO, bench_referee
+from harness.cli.bench_verdict import exit_if_any_failed
 from harness.cli.console import stderr_console, stderr_progress, stdout_console
-from harness.cli.options import parse_env_range
+from harness.cli.options import at_least, parse_env_range
 
 
 def engine(
@@ -43,12 +44,10 @@ def engine(
     reference on --reference-games games; the ratio is fast / reference.
     """
     env_ids = parse_env_range(envs)
-    if games is not None and games < 1:
-        raise typer.BadParameter(f"--games must be 1 or more, got {games}")
+    at_least(1, ("--games", games))
     if not seconds > 0:
         raise typer.BadParameter(f"--seconds must be more than 0, got {seconds}")
-    if reference_games < 0:
-        raise typer.BadParameter(f"--reference-games must be 0 or more, got {reference_games}")
+    at_least(0, ("--reference-games", reference_games))
     with stderr_progress() as progress:
         task = progress.add_task("bench engine", total=len(env_ids))
         rows = bench_engine(
@@ -93,22 +92,21 @@ def agents(
     games: Annotated[int, typer.Option("--games", help="Games (Minimax, MCTS) and positions (endgame) to time.")] = 10,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the games and positions.")] = 0,
 ) -> None:
-    """Time the search agents on 8x8 against the issue's targets: mean and p95 per move, worst endgame solve.
+    """Time the search agents on 8x8 against their targets: mean and p95 per move, worst endgame solve.
 
     minimax:depth=5 over full games vs random (target: mean under 20 ms/move),
     mcts:n=100 likewise (under 15 ms/move), and the exact endgame solver on random
     14-empty positions (every one under 1 s). Only the agent's own moves are
     timed, after a warm-up that compiles the numba kernels; one core.
     """
-    if games < 1:
-        raise typer.BadParameter(f"--games must be 1 or more, got {games}")
-    if seed < 0:
-        raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
+    at_least(1, ("--games", games))
+    at_least(0, ("--seed", seed))
     with stderr_progress() as progress:
         task = progress.add_task("bench agents", total=3)
         rows = bench_agents(games, seed, on_done=lambda row: progress.update(task, advance=1, description=f"{row.name} done"))
     env = make_env(BENCH_ENV)
     stdout_console().print(agents_table(rows, f"env {env.id} ({env.layout.name}, no turn limit)"))
+    exit_if_any_failed(row.passed for row in rows)
 
 
 def agents_table(rows: list[AgentBenchRow], board: str) -> Table:
@@ -159,7 +157,7 @@ def harness(
     eval_games: Annotated[int, typer.Option("--eval-games", help="--stub: evaluation games vs random.")] = 64,
     faults: Annotated[str | None, typer.Option("--faults", help="--stub: the stub's fault spec, e.g. rate_limit=0.3.")] = None,
 ) -> None:
-    """Time the LLM-agent harness against the issue's targets: under 2 ms per move, at least 32 calls in flight.
+    """Time the LLM-agent harness against its targets: under 2 ms per move, at least 32 calls in flight.
 
     Overhead: --games self-play games of llm-policy with mock/first-legal (answers at
     once) through the path of 'arena run' (prompts, model client with its response
@@ -167,24 +165,22 @@ def harness(
     warm-up run. Concurrency: evaluation games against random with the mock answering
     after --latency seconds; the peak number of calls in flight is counted at the model.
     """
-    if games < 1:
-        raise typer.BadParameter(f"--games must be 1 or more, got {games}")
-    if seed < 0:
-        raise typer.BadParameter(f"--seed must be 0 or more, got {seed}")
-    if concurrency < 1:
-        raise typer.BadParameter(f"--concurrency must be 1 or more, got {concurrency}")
-    if not latency >= 0:
-        raise typer.BadParameter(f"--latency must be 0 or more seconds, got {latency}")
+    at_least(1, ("--games", games))
+    at_least(0, ("--seed", seed))
+    at_least(1, ("--concurrency", concurrency))
+    at_least(0, ("--latency", latency), unit=" seconds")
     if stub:
         from harness.cli.bench_throughput import stub_bench
 
         if min(wave, budget, eval_games) < 1 or not latency > 0:
             raise typer.BadParameter("--stub needs --latency > 0 and --wave, --budget, --eval-games of 1 or more")
-        stub_bench(latency, concurrency, wave, budget, eval_games, faults, seed)
+        from harness.cli.bench_throughput import phase_passed
+
+        measured, _ = stub_bench(latency, concurrency, wave, budget, eval_games, faults, seed)
+        exit_if_any_failed(phase_passed(measured, phase) for phase in (measured.adapt, measured.evaluation))
         return
     concurrent_games = 2 * concurrency if concurrent_games is None else concurrent_games
-    if concurrent_games < 1:
-        raise typer.BadParameter(f"--concurrent-games must be 1 or more, got {concurrent_games}")
+    at_least(1, ("--concurrent-games", concurrent_games))
     with stderr_progress() as progress:
         tasks: dict[str, int] = {}
 
@@ -199,6 +195,7 @@ def harness(
         overhead = bench_overhead(games, seed, progress=advance("overhead: self-play games"))
         concurrent = bench_concurrency(concurrent_games, concurrency, latency, seed, progress=advance("concurrency: eval games"))
     stdout_console().print(harness_table(overhead, concurrent))
+    exit_if_any_failed((overhead.passed, concurrent.passed))
 
 
 def harness_table(overhead: OverheadResult, concurrent: ConcurrencyResult) -> Table:
@@ -261,10 +258,7 @@ def referee(
     and sent as one message; the referee re-plays it, charges the ledger and answers
     with the rewards. The agent process's start-up is shown apart ('session wall').
     """
-    if budget < 1:
-        raise typer.BadParameter(f"--budget must be 1 or more, got {budget}")
-    if repeats < 1:
-        raise typer.BadParameter(f"--repeats must be 1 or more, got {repeats}")
+    at_least(1, ("--budget", budget), ("--repeats", repeats))
     try:
         make_env(env)
     except KeyError as error:
@@ -290,3 +284,4 @@ def referee(
         mark,
     )
     stdout_console().print(table)
+    exit_if_any_failed((result.passed,))

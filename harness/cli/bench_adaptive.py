@@ -8,7 +8,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from harness.cli.bench_verdict import exit_if_any_failed
 from harness.cli.console import stdout_console
+from harness.cli.options import at_least
 from harness.sweep.adaptive import ALPHA, Outcome
 from harness.sweep.adaptive_bench import DEFAULT_ELOS, DEFAULT_NU, Pool, SeedResult, bench_adaptive
 
@@ -33,12 +35,10 @@ def adaptive(
     widest undecided neighbour pair, 2 games at a time (harness/sweep/adaptive.py).
     """
     pool = Pool(_elos(elos), _nu(draw_nu))
-    if seeds < 1:
-        raise typer.BadParameter(f"--seeds must be 1 or more, got {seeds}")
+    at_least(1, ("--seeds", seeds))
     if not 0 < alpha < 1:
         raise typer.BadParameter(f"--alpha must be between 0 and 1, got {alpha}")
-    if max_games < 1:
-        raise typer.BadParameter(f"--max-games must be 1 or more, got {max_games}")
+    at_least(1, ("--max-games", max_games))
     results = bench_adaptive(pool, range(seeds), alpha=alpha, max_games=max_games)
     console = stdout_console()
     console.print(result_table(pool, results, alpha))
@@ -52,6 +52,7 @@ def adaptive(
         ),
         soft_wrap=True,
     )
+    exit_if_any_failed((wins >= TARGET_SEEDS if seeds == 10 else None,))
 
 
 def result_table(pool: Pool, results: list[SeedResult], alpha: float) -> Table:
@@ -92,6 +93,5 @@ def _elos(text: str) -> tuple[float, ...]:
 
 
 def _nu(value: float) -> float:
-    if not value >= 0:
-        raise typer.BadParameter(f"--draw-nu must be 0 or more, got {value}")
+    at_least(0, ("--draw-nu", value))
     return value

@@ -11,7 +11,9 @@ from rich.text import Text
 
 from agents.interval.agent import IntervalConfig
 from harness.bench.sandbox import BENCH_ENV, CALLS_TARGET, ENGINE_MCTS_TARGET, SandboxBench, bench_sandbox
+from harness.cli.bench_verdict import exit_if_any_failed
 from harness.cli.console import stderr_console, stdout_console
+from harness.cli.options import at_least
 
 
 def sandbox(
@@ -33,7 +35,8 @@ def sandbox(
     MCTS runs inside the worker (one round trip per move); the same planner runs in
     this process on the true engine, and the ratio engine / sandbox is printed.
     """
-    for name, value in (
+    at_least(
+        1,
         ("--calls", calls),
         ("--batch", batch),
         ("--simulations", simulations),
@@ -41,9 +44,7 @@ def sandbox(
         ("--playouts", playouts),
         ("--depth", depth),
         ("--engine-depth", engine_depth),
-    ):
-        if value < 1:
-            raise typer.BadParameter(f"{name} must be 1 or more, got {value}")
+    )
     with stderr_console().status("bench sandbox") as status:
         result = bench_sandbox(
             calls,
@@ -64,6 +65,12 @@ def sandbox(
                 style="bold red",
             )
         )
+    exit_if_any_failed((result.calls_passed, engine_path_passed(result)))
+
+
+def engine_path_passed(result: SandboxBench) -> bool | None:
+    """Whether MCTS on the engine path kept within its target of the project's own MCTS (None: no engine path timed)."""
+    return None if result.engine_path is None else result.engine_path.mcts_ratio <= ENGINE_MCTS_TARGET
 
 
 def _engine_path_rows(table: Table, result: SandboxBench) -> None:
@@ -71,7 +78,7 @@ def _engine_path_rows(table: Table, result: SandboxBench) -> None:
     path, n = result.engine_path, result.simulations
     assert path is not None
     table.add_row("engine path: the program's returns table", "1", f"{path.table.seconds:.2f} s", "one call", "")
-    mark = Text("pass ✓", style="green") if path.mcts_ratio <= ENGINE_MCTS_TARGET else Text("FAIL ✗", style="bold red")
+    mark = Text("pass ✓", style="green") if engine_path_passed(result) else Text("FAIL ✗", style="bold red")
     table.add_row(
         f"engine path MCTS-{n} moves",
         f"{path.mcts.count}",

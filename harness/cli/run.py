@@ -28,6 +28,7 @@ from harness.records.interrupts import INTERRUPTED_EXIT_CODE
 from harness.records.transcript import TranscriptReader
 from harness.runs.estimate import RunEstimate, estimate_run
 from harness.runs.llm_run import AgentFailed, CapReached, LlmRunConfig, RunInterruptedError, run_llm
+from harness.runs.run_stop import DiskFull
 
 ENDPOINT_DOWN_EXIT_CODE = 3  # the run stopped on its endpoint and can be resumed
 CAP_EXIT_CODE = 4  # a cost or token cap stopped the run; --resume with a higher cap continues it
@@ -67,6 +68,12 @@ def run(
         "--legal-moves",
         help="llm-policy: shown (each move prompt lists the legal moves) or hidden (a harder track; compare never pools the two).",
     ),
+    move_format: str = typer.Option(
+        "text",
+        "--move-format",
+        help="llm-policy: text (a final MOVE: line), tool (a required play_move function call) or json (an object by "
+        "JSON Schema, structured output); compare never pools formats.",
+    ),
     max_cost_usd: float = typer.Option(None, "--max-cost-usd", help="Stop cleanly (resumable) once the model calls cost this much."),
     max_tokens: int = typer.Option(
         None, "--max-tokens", help="Stop cleanly once this many tokens in all were used (a reply's length: --max-reply-tokens)."
@@ -103,6 +110,7 @@ def run(
     ),
     model_flags: mo.ModelFlags = mo.NO_FLAGS,  # --model-config, --api-base, ...: mo.MODEL_OPTIONS
     plugin: PluginOption = None,
+    unsandboxed_agents: UnsandboxedOption = False,
     in_process: bool = typer.Option(
         False,
         "--in-process",
@@ -110,7 +118,6 @@ def run(
         "for quick experiments; the run and its report say so). Default: a process of its own, "
         "every game scored by the referee.",
     ),
-    unsandboxed_agents: UnsandboxedOption = False,
     cwm_mode: str = typer.Option("tree", "--cwm-mode", help="cwm: refine programs by REx tree search (tree) or by conversation."),
     cwm_explore: int = typer.Option(20, "--cwm-explore", help="cwm: exploration games (at most) before the first program."),
     cwm_random: int = typer.Option(
@@ -188,6 +195,7 @@ def run(
                 on_failure=on_failure,
                 hint=hint,
                 legal_moves=legal_moves,
+                move_format=move_format,
                 max_cost_usd=max_cost_usd,
                 max_tokens=max_tokens,
                 batch=batch,
@@ -316,6 +324,12 @@ def run_with_progress(
         if error.errno != errno.ENOSPC:
             raise
         raise typer.BadParameter(disk_full_message(error, resume or _new_run_dir(out, before))) from error
+    except DiskFull as full:  # stopped at its first failed write, every paid call on record (exit 2, as any full disk)
+        print_error(
+            f"{full}; the run stopped before its next model call, every call it paid for is on record; "
+            f"free some space, then continue with: arena run --resume {full.run_dir}"
+        )
+        raise typer.Exit(2) from None
     except EndpointDown as down:
         print_error(str(down))
         raise typer.Exit(ENDPOINT_DOWN_EXIT_CODE) from None

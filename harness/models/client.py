@@ -54,6 +54,7 @@ from harness.models.openai_direct import complete_direct, direct_path, response_
 from harness.models.options import ModelOptions
 from harness.models.prompt_cache import with_cache_hints
 from harness.models.replies import MockExhausted
+from harness.models.structured import offline_response
 
 MOCK_PREFIX = "mock/"
 THROTTLED_KINDS = frozenset({"rate_limit", "timeout"})  # failures that lower the concurrency limit
@@ -229,6 +230,7 @@ class ModelClient:
                         "waits_s": [],
                         "errors": [],
                         "cost_usd": 0.0,
+                        "reasoning_cost_usd": 0.0,
                         "cost_note": "cache hit",
                         "latency_s": time.perf_counter() - started,
                     }
@@ -246,7 +248,7 @@ class ModelClient:
     def _raise_if_down(self) -> None:
         if self.down is not None:
             down = self.down
-            raise EndpointDown(down.endpoint, down.cause, kind=down.kind, status_code=down.status_code)
+            raise EndpointDown(down.endpoint, down.cause, kind=down.kind, status_code=down.status_code, errors=down.errors)
 
     def _failed(self, key: str, failure: ModelCallError) -> None:
         """Count a call that failed for good; stop (EndpointDown, not cached) or cache the failure."""
@@ -261,7 +263,7 @@ class ModelClient:
                 f"the last, after {failure.retries + 1} attempt(s): {last}"
             )
         if cause is not None:
-            self.down = EndpointDown(self.endpoint, cause, kind=failure.kind, status_code=failure.status_code)
+            self.down = EndpointDown(self.endpoint, cause, kind=failure.kind, status_code=failure.status_code, errors=tuple(failure.errors))
             self._raise_if_down()
         if self.cache is not None:
             self.cache.put(
@@ -325,7 +327,7 @@ class ModelClient:
                 errors=errors,
                 retries=len(waits),
             ) from exc
-        response = result.model_copy(
+        response = self.options.price(result).model_copy(  # the given price, if any, over litellm's
             update={
                 "cache_key": key,
                 "retries": len(waits),
@@ -338,6 +340,7 @@ class ModelClient:
         self.usage.calls += 1
         self.usage.prompt_tokens += response.prompt_tokens
         self.usage.completion_tokens += response.completion_tokens
+        self.usage.reasoning_tokens += response.reasoning_tokens
         self.usage.cost_usd += response.cost_usd
         return response
 
@@ -371,17 +374,8 @@ class ModelClient:
         return self.timeout_s + max(2.0, 0.5 * self.timeout_s)
 
     async def _attempt(self, request: ModelRequest) -> ModelResponse:
-        if self._mock is not None:
-            reply = await self._mock.acomplete(request.messages, request.params)
-            return ModelResponse(
-                model=request.model,
-                text=reply.text,
-                finish_reason=reply.finish_reason,
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-                cost_usd=0.0,
-                cost_note="mock model",
-            )
+        if self._mock is not None:  # its text reply, as a tool call or a JSON object when the request asks for one
+            return offline_response(request.model, await self._mock.acomplete(request.messages, request.params), request.params)
         litellm = import_litellm()
         if direct_path(request.model, self.api_base, request.params, litellm.model_cost):
             return await complete_direct(
@@ -390,6 +384,8 @@ class ModelClient:
         kwargs: dict[str, Any] = dict(request.params)
         kwargs.setdefault("timeout", self.timeout_s)
         kwargs["max_retries"] = 0  # the retries are ours, not the SDK's
+        if kwargs.get("tools"):  # plain functions: litellm's bridge for MCP tools would import the mcp package
+            kwargs["_skip_mcp_handler"] = True
         if self.api_base is not None:
             kwargs["api_base"] = self.api_base
         if self._api_key is not None:

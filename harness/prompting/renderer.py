@@ -5,8 +5,8 @@ module only gathers the data they show: the public rules, the board, the legal m
 data types live in :mod:`harness.prompting.memory` and are re-exported here). Nothing here reads the threshold K:
 contexts are built from :class:`~engine.rules.Rules` and observations, which hold no condition.
 
-Templates are found at ``<repo>/prompts`` (``Path(harness.__file__).parents[1]``); they are not packaged in the
-wheel yet, so an installed copy must pass ``prompts_dir`` explicitly.
+Templates are found by :func:`harness.installation.data.prompts_dir`: the repository's ``prompts/`` in a clone, the
+copy the build puts into the wheel (``harness/_data/prompts``) in an installed package.
 
 Token budget: :func:`estimate_tokens` is the cheap estimate ``ceil(len(text) / 4)`` (about four characters per token
 for English and digits; no tokenizer needed, the same on every machine). :func:`fit_memory` uses it to shrink the
@@ -34,19 +34,19 @@ from typing import Any
 import jinja2
 from jinja2 import meta
 
-import harness
 from engine.layout import Layout
 from engine.notation import COLUMN_LETTERS, format_move
 from engine.protocol.observation import Observation
 from engine.rules import Rules
 from engine.state import COLOUR_NAMES, State
+from harness.installation import data as installation
 from harness.prompting.memory import DEFAULT_BINS, DEFAULT_MAX_RECENT, EpisodeMemory, MemoryView
 
-DEFAULT_PROMPTS_DIR = Path(harness.__file__).resolve().parents[1] / "prompts"
+DEFAULT_PROMPTS_DIR = installation.prompts_dir()
 TEMPLATE_SUFFIX = ".j2"
 HASH_CHARS = 16
 HINT_LEVELS = ("none", "ratio", "family")
-ANSWER_FORMATS = ("line", "json")
+ANSWER_FORMATS = ("line", "json", "tool")  # tool: the move as a play_move function call
 
 # Symbols of the board a model sees: from the mover's point of view, not black/white.
 SYMBOLS = {"own": "X", "opp": "O", "obstacle": "#", "empty": "."}
@@ -73,7 +73,7 @@ class PromptRenderer:
     def __init__(self, prompts_dir: Path | str | None = None) -> None:
         self.prompts_dir = Path(prompts_dir) if prompts_dir is not None else DEFAULT_PROMPTS_DIR
         if not self.prompts_dir.is_dir():
-            raise PromptError(f"prompts directory {self.prompts_dir} does not exist")
+            raise PromptError(installation.missing_prompts_message(self.prompts_dir, given=prompts_dir is not None))
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(self.prompts_dir)),
             undefined=jinja2.StrictUndefined,

@@ -124,17 +124,7 @@ def bwrap_options(network: bool, binds: tuple[str, ...], filter_fd: int, writabl
         "--tmpfs",
         "/tmp",
         *_binds(network, binds, writable),
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        *view.proc_masks(),
-        "--chdir",
-        "/tmp",
-        "--hostname",
-        "sandbox",
-        "--seccomp",
-        str(filter_fd),
+        *view.private_system(filter_fd),
     ]
 
 

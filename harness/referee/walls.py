@@ -50,7 +50,7 @@ from harness.referee.agent_view import SAFE_VARIABLES, WRITABLE_ENV, bwrap_optio
 from harness.referee.walled_server import CACHE_LINKS
 from harness.registry.importing import PLUGINS_ENV
 from harness.registry.outside import DESCRIBED_ENV, OUTSIDE_ENV, REFEREE_ENV
-from harness.sandbox import command, uids
+from harness.sandbox import command, uids, view
 
 START_SECONDS = 120.0
 _lock = threading.Lock()
@@ -62,9 +62,7 @@ def _filled_pipe(data: bytes) -> int:
     read, write = os.pipe()
     fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, max(65536, 1 << max(0, len(data) - 1).bit_length()))
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(write, view) :]
+        view.write_all(write, data)
     finally:
         os.close(write)
     return read

@@ -186,9 +186,21 @@ def staged(name: str, data: bytes) -> str:
     path = staging() / name
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
+        write_all(descriptor, data)
     finally:
         os.close(descriptor)
     return str(path)
+
+
+def write_all(descriptor: int, data: bytes) -> None:
+    """Every byte of ``data`` to ``descriptor`` (a write may take only part)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
+
+
+def private_system(filter_fd: int) -> list[str]:
+    """bubblewrap's options after the binds, the same for every sandbox: a minimal ``/dev``, its own ``/proc`` with
+    the host-wide figures masked, ``/tmp`` as working directory, its own host name, the seccomp filter on
+    ``filter_fd``."""
+    return ["--dev", "/dev", "--proc", "/proc", *proc_masks(), "--chdir", "/tmp", "--hostname", "sandbox", "--seccomp", str(filter_fd)]

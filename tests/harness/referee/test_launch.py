@@ -122,38 +122,32 @@ def test_a_failed_warm_up_is_reported_not_raised():
     assert "could not warm up (RuntimeError: no kernels today); agent processes start slower" in out.stderr
 
 
-@walled
-def test_a_forked_process_starts_a_server_of_its_own_behind_the_walls(reports):
+def _probe_in_a_fork(facts) -> tuple[dict, int]:
+    """With this process's server running, a forked child (which inherited it, though only its parent may use it)
+    probes an agent process; what it found, with ``facts()`` of the child, and the child's pid."""
     load_plugins([PROBE])
-    _probe()  # this process's server is running
+    _probe()
     read, write = os.pipe()
     child = os.fork()
-    if child == 0:  # the child inherited the server's socket, which only its parent may use
+    if child == 0:
         try:
-            os.write(write, json.dumps({"servers": len(walls._servers), **_probe()}).encode())
+            os.write(write, json.dumps({**facts(), **_probe()}).encode())
         finally:
             os._exit(0)
     os.close(write)
     os.waitpid(child, 0)
     with os.fdopen(read) as answer:
-        found = json.loads(answer.read())
+        return json.loads(answer.read()), child
+
+
+@walled
+def test_a_forked_process_starts_a_server_of_its_own_behind_the_walls(reports):
+    found, _child = _probe_in_a_fork(lambda: {"servers": len(walls._servers)})
     assert found["servers"] == 0 and found["parent"] == 2 and found["conditions"] == []
     assert len(walls._servers) >= 1
 
 
 def test_a_forked_process_starts_agent_processes_by_spawn(reports, unsandboxed):
-    load_plugins([PROBE])
-    _probe()  # this process's server is running
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:  # the child inherited the server, which only its parent may use
-        try:
-            os.write(write, json.dumps({"method": agent_context().get_start_method(), **_probe()}).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    os.waitpid(child, 0)
-    with os.fdopen(read) as answer:
-        found = json.loads(answer.read())
+    found, child = _probe_in_a_fork(lambda: {"method": agent_context().get_start_method()})
     assert found["method"] == "spawn" and found["parent"] == child
     assert agent_context().get_start_method() == "forkserver"

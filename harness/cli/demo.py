@@ -230,8 +230,8 @@ def comparison_table(
 
     ``label`` gives the name shown for an agent (a narrow terminal: a short one, named in a legend); ``stacked``
     puts each cell's draw rate on a line of its own, under the win rate."""
-    cells = "win % [Wilson 95%], draws under it" if stacked else "win % [Wilson 95% interval] / draw %"
-    table = Table(title=f"env {environment.id} ({environment.name})", box=box.SIMPLE_HEAD, caption=f"{cells}; the baselines do not adapt")
+    legend = "win % [Wilson 95%], draws under it" if stacked else "win % [Wilson 95% interval] / draw %"
+    table = Table(title=f"env {environment.id} ({environment.name})", box=box.SIMPLE_HEAD, caption=f"{legend}; the baselines do not adapt")
     add_name_column(table, "agent")
     for opponent in OPPONENTS:
         add_name_column(table, f"vs {label(opponent)}", justify="right")

@@ -23,10 +23,11 @@ from harness.bench.paper_summary import (
     PaperSummary,
     summarise,
     table2_condition_stats,
+    targets_title,
 )
 from harness.prompting.waves import wave_label
-from harness.registry.specs import parse_spec
 from harness.referee.isolation import agent_isolation
+from harness.registry.specs import parse_spec
 from harness.tournaments.results import PRIVILEGED_MARK, PRIVILEGED_NOTE, _markdown_table, agent_label
 
 
@@ -183,12 +184,12 @@ def describe(plan: PaperPlan) -> str:
 
 def enforcement(plan: PaperPlan) -> str:
     """How the budget and K were held: by the referee process, or (UNENFORCED) in-process."""
-    if plan.referee:
     if plan.referee and agent_isolation()["mode"] == "UNENFORCED":
         return (
             "**UNENFORCED**: agents from plugins adapted outside the sandbox's walls (--unsandboxed-agents, or no "
             "bubblewrap), where a cheating agent could read K; use these numbers for quick experiments only."
         )
+    if plan.referee:
         return "Enforced: each agent adapted in its own process; K, the ledger and the opponents stayed with the referee."
     return (
         "**UNENFORCED**: agents adapted in-process (--in-process), where a cheating agent could read K or reset "
@@ -207,9 +208,9 @@ def report_markdown(summary: PaperSummary, plots: Sequence[str] = ()) -> str:
         "",
         "Opponents: " + ", ".join(f"{o.label} = `{o.spec}`" for o in plan.opponents) + ".",
         "",
-        "## Targets (issue 5)",
+        f"## {targets_title(summary.plan)}",
         "",
-        *(f"- **{c.mark}** {c.text}" for c in summary.checks),
+        *(f"- {c.text}" if plan.quick else f"- **{c.mark}** {c.text}" for c in summary.checks),
         "",
     ]
     if failed := failures(summary):

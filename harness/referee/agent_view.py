@@ -101,8 +101,7 @@ def environment_options(network: bool) -> list[str]:
     variables = {name: os.environ[name] for name in SAFE_VARIABLES if name in os.environ}
     variables |= {"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": "/usr/bin:/bin", "LANG": variables.get("LANG", "C.UTF-8")}
     variables |= {"LITELLM_LOCAL_MODEL_COST_MAP": "True", REFEREE_ENV: "1"}  # the server's preload imports no outside code
-    if cache_source() is not None:
-        variables["NUMBA_CACHE_DIR"] = CACHE_LINKS
+    variables["NUMBA_CACHE_DIR"] = CACHE_LINKS  # links to the host's compiled kernels (a cache folder, or in-tree)
     return [word for name, value in sorted(variables.items()) for word in ("--setenv", name, value)]
 
 
@@ -138,7 +137,8 @@ def server_argv(uid: int, control_fd: int, args_fd: int) -> list[str]:
     running the agent server."""
     setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
     drop = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-    boot = boot_code(control_fd, CACHE_INSIDE if cache_source() is not None else None)
+    source = cache_source()
+    boot = boot_code(control_fd, CACHE_INSIDE if source is not None else None, () if source is not None else project_paths())
     return [shutil.which("bwrap") or "bwrap", "--args", str(args_fd), "--", setpriv, *drop, "--", interpreter(), "-I", "-B", "-c", boot]
 
 

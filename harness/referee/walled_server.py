@@ -56,6 +56,24 @@ def link_cache(source: str, target: str) -> None:
             os.symlink(os.path.join(directory, name), os.path.join(inside, name))
 
 
+def link_in_tree_caches(roots: list[str], target: str) -> None:
+    """Without a cache folder on the host (no ``NUMBA_CACHE_DIR``), numba keeps compiled kernels in ``__pycache__``
+    beside their sources, read-only here: links to them at ``target``, laid out as numba's cache folder lays them out
+    (``<folder>_<sha1 of its path>``), so the server loads them instead of compiling every kernel again."""
+    from numba.core.caching import _CacheLocator
+
+    for root in roots:
+        for directory, _subdirs, files in os.walk(root):
+            compiled = [name for name in files if name.endswith((".nbi", ".nbc"))]
+            if os.path.basename(directory) != "__pycache__" or not compiled:
+                continue
+            source_dir = os.path.dirname(directory)
+            inside = os.path.join(target, _CacheLocator.get_suitable_cache_subpath(os.path.join(source_dir, "x.py")))
+            os.makedirs(inside, exist_ok=True)
+            for name in compiled:
+                os.symlink(os.path.join(directory, name), os.path.join(inside, name))
+
+
 def preload() -> None:
     """Import what every agent process needs (a failure only costs speed: each child imports what it lacks)."""
     for module in PRELOAD:
@@ -214,13 +232,15 @@ def _child(wire_fd: int) -> None:
         os._exit(code)
 
 
-def main(control_fd: int, cache_source: str | None = None) -> None:
+def main(control_fd: int, cache_source: str | None = None, source_roots: tuple[str, ...] = ()) -> None:
     """The server's whole life (see the module docstring)."""
     os.closerange(3, control_fd)  # bubblewrap's options and filter, or anything else inherited: only the control stays
     os.closerange(control_fd + 1, os.sysconf("SC_OPEN_MAX"))
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # its memory, descriptors, environment: its own
     if cache_source is not None and os.path.isdir(cache_source):
         link_cache(cache_source, CACHE_LINKS)
+    elif source_roots:
+        link_in_tree_caches(list(source_roots), CACHE_LINKS)
     preload()
     gc.freeze()
     control = socket.socket(fileno=control_fd)
@@ -235,9 +255,9 @@ def main(control_fd: int, cache_source: str | None = None) -> None:
             pass
 
 
-def boot_code(control_fd: int, cache_source: str | None) -> str:
+def boot_code(control_fd: int, cache_source: str | None, source_roots: tuple[str, ...] = ()) -> str:
     """The ``python -c`` program that starts the server."""
-    return f"from harness.referee.walled_server import main; main({control_fd}, {cache_source!r})"
+    return f"from harness.referee.walled_server import main; main({control_fd}, {cache_source!r}, {source_roots!r})"
 
 
 def target_payload(target: Any, args: tuple[Any, ...], environ: dict[str, str], paths: tuple[str, ...]) -> bytes:

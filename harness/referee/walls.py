@@ -46,7 +46,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from harness.referee import walled_server
-from harness.referee.agent_view import SAFE_VARIABLES, WRITABLE_ENV, bwrap_options, cache_source, host_filter, server_argv, writable_dir
+from harness.referee.agent_view import SAFE_VARIABLES, WRITABLE_ENV, bwrap_options, host_filter, server_argv, writable_dir
 from harness.referee.walled_server import CACHE_LINKS
 from harness.registry.importing import PLUGINS_ENV
 from harness.registry.outside import DESCRIBED_ENV, OUTSIDE_ENV, REFEREE_ENV
@@ -237,10 +237,7 @@ def child_environment(network: bool, outside: bool) -> dict[str, str]:
         variables.pop(name, None)
     variables |= {"HOME": "/tmp", "TMPDIR": "/tmp", "PATH": "/usr/bin:/bin", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     variables[OUTSIDE_ENV] = "1" if outside else "0"
-    if cache_source() is not None:
-        variables["NUMBA_CACHE_DIR"] = CACHE_LINKS
-    else:
-        variables.pop("NUMBA_CACHE_DIR", None)
+    variables["NUMBA_CACHE_DIR"] = CACHE_LINKS  # the server's links to the host's compiled kernels
     return variables
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.referee import walls, walled_server
+from harness.referee import walled_server, walls
 
 CHEATER = Path(__file__).with_name("walls_cheater.py")
 HONEST = Path(__file__).with_name("walls_honest.py")  # the same agent name, the same play, no attack

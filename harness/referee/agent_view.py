@@ -89,9 +89,9 @@ def _binds(network: bool, binds: tuple[str, ...], writable: tuple[str, ...] = ()
     for folder in (writable_dir(), *writable):
         if folder is not None:
             args += view.dirs_to(folder, made) + ["--bind", folder, folder]
-    source = cache_source()
-    if source is not None:
-        args += view.dirs_to(CACHE_INSIDE, made) + ["--ro-bind", source, CACHE_INSIDE]
+    cache = cache_source()
+    if cache is not None:
+        args += view.dirs_to(CACHE_INSIDE, made) + ["--ro-bind", cache, CACHE_INSIDE]
     return args
 
 

@@ -70,7 +70,7 @@ class Seat:
 
         Its generator is ``default_rng(SeedSequence(seed).spawn(2)[stream])``, or ``default_rng(entropy)``."""
         self.start()
-        fields = {"entropy": entropy} if entropy is not None else {}
+        fields: dict[str, Any] = {"entropy": entropy} if entropy is not None else {}
         reply = self.ask(
             spec,
             who,

@@ -377,11 +377,11 @@ class _Run:
         config = self.config
         spec, game_in_match = config.opponents[number // config.eval_games], number % config.eval_games
         if referee_side() and is_outside(spec):  # a plugin's opponent plays from a player process, never here
-            opponent = self.opponent_seats.player(self.env.rules, canonical_spec(spec), [config.seed, 2, number], "opponent")
+            remote = self.opponent_seats.player(self.env.rules, canonical_spec(spec), [config.seed, 2, number], "opponent")
             try:
-                return await self._eval_game_against(player, opponent, number, game_in_match)
+                return await self._eval_game_against(player, remote, number, game_in_match)
             finally:
-                self.opponent_seats.release(opponent)
+                self.opponent_seats.release(remote)
         opponent = make_agent(spec, AgentContext(self.env.rules, grants.grant_simulator),
                               np.random.default_rng([config.seed, 2, number]))
         return await self._eval_game_against(player, opponent, number, game_in_match)

@@ -38,6 +38,12 @@ def arena(*args: str, gate: str | None = None) -> subprocess.Popen[str]:
     env.pop(gate_agents.GATE_ENV, None)
     if gate is not None:
         env[gate_agents.GATE_ENV] = gate
+        # the gated agents play behind the walls: they get the gate's variable, and the test's folder (the run's
+        # games file, the release file) is bound into their sandboxes
+        folder = Path(gate.rsplit(":", 2)[2]).parent
+        folder.chmod(0o755)
+        env["OTHELLO_ARENA_AGENT_ENV"] = gate_agents.GATE_ENV
+        env["ARENA_AGENT_WRITABLE"] = str(folder)
     return subprocess.Popen(
         [sys.executable, "-m", "harness.cli.main", *args], cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )

@@ -50,7 +50,7 @@ from harness.play.grants import EvaluationGrants
 from harness.prompting.beliefs import score_belief
 from harness.referee.agent_process import AgentJob, adapt, agent_extras, frozen_copy
 from harness.referee.session import AgentSession
-from harness.registry.specs import make_agent, parse_spec
+from harness.registry.specs import is_outside, make_agent, parse_spec
 from harness.tournaments.match import MatchResult, run_match
 from harness.tournaments.plan import is_privileged
 
@@ -122,9 +122,10 @@ def shared_ppo(task: PaperTask, spec: str) -> str:
 
 
 def _ppo_folder(task: PaperTask, spec: str) -> tuple[str, ...]:
-    """The folder a shared PPO training is written to, when ``spec`` trains one (a project agent's spec, made here by
-    :func:`shared_ppo`): made, and writable by the agent process's own uid behind the walls."""
-    if spec == task.agent or not task.shared_dir:
+    """The folder shared PPO trainings are written to (:func:`shared_ppo`), made, and writable by the agent process's
+    own uid behind the walls: for every project agent (so one warm agent server serves all of a worker's pairs), never
+    for an agent from outside the project."""
+    if not task.shared_dir or is_outside(spec):
         return ()
     folder = Path(task.shared_dir)
     folder.mkdir(parents=True, exist_ok=True)

@@ -123,7 +123,7 @@ def bwrap_options(network: bool, binds: tuple[str, ...], filter_fd: int, writabl
         "--tmpfs",
         "/tmp",
         *_binds(network, binds, writable),
-        *view.private_system(filter_fd),
+        *view.private_system(filter_fd, keep=("cpuinfo",)),  # torch picks its CPU kernels from it
     ]
 
 

@@ -161,11 +161,12 @@ def interpreter_binds(made: set[str]) -> list[str]:
     return args
 
 
-def proc_masks() -> list[str]:
-    """After ``--proc /proc``: the host-wide files emptied (``/dev/null``), the host-wide directories emptied (tmpfs)."""
+def proc_masks(keep: tuple[str, ...] = ()) -> list[str]:
+    """After ``--proc /proc``: the host-wide files emptied (``/dev/null``), the host-wide directories emptied (tmpfs);
+    but those named in ``keep``."""
     args: list[str] = []
     for name in PROC_FILES:
-        if os.path.isfile(f"/proc/{name}"):
+        if os.path.isfile(f"/proc/{name}") and name not in keep:
             args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
     for name in PROC_DIRS:
         if os.path.isdir(f"/proc/{name}"):
@@ -199,8 +200,9 @@ def write_all(descriptor: int, data: bytes) -> None:
         view = view[os.write(descriptor, view) :]
 
 
-def private_system(filter_fd: int) -> list[str]:
+def private_system(filter_fd: int, keep: tuple[str, ...] = ()) -> list[str]:
     """bubblewrap's options after the binds, the same for every sandbox: a minimal ``/dev``, its own ``/proc`` with
-    the host-wide figures masked, ``/tmp`` as working directory, its own host name, the seccomp filter on
-    ``filter_fd``."""
-    return ["--dev", "/dev", "--proc", "/proc", *proc_masks(), "--chdir", "/tmp", "--hostname", "sandbox", "--seccomp", str(filter_fd)]
+    the host-wide figures masked (but ``keep``), ``/tmp`` as working directory, its own host name, the seccomp filter
+    on ``filter_fd``."""
+    masks = proc_masks(keep)
+    return ["--dev", "/dev", "--proc", "/proc", *masks, "--chdir", "/tmp", "--hostname", "sandbox", "--seccomp", str(filter_fd)]

@@ -15,14 +15,7 @@ def test_tiny_run_exits_as_its_target_rows_say_and_writes_everything(invoke, ben
         "bench", "paper", *options(envs="0", agents="minimax:depth=1", budget="10", games="2", checkpoint_games="2", jobs="1", out=out)
     )
     bench_paper_ok(result, out)
-    for text in (
-        "Per environment: minimax:depth=1",
-        "Per condition: win rate",
-        "Targets",
-        "MCTS-100*",
-        "n/a",
-        f"run recorded in {out}",
-    ):
+    for text in ("Per environment: minimax:depth=1", "Per condition: win rate", "Targets", "MCTS-100*", "n/a", f"run recorded in {out}"):
         assert text in result.output, result.output
     assert {p.name for p in out.iterdir()} >= {"manifest.json", "results.jsonl", "results.json", "report.md"}
     lines = (out / "results.jsonl").read_text().splitlines()

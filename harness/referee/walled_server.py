@@ -222,8 +222,11 @@ def _child(wire_fd: int) -> None:
         code = 0
     except SystemExit as ended:
         code = ended.code if isinstance(ended.code, int) else 1
-    except (BrokenPipeError, ConnectionResetError):  # the referee went away first (it stopped the run): end quietly
+    except (BrokenPipeError, ConnectionResetError, EOFError, KeyboardInterrupt):  # the referee stops the run, or left
         code = 0
+    except Exception as failure:  # noqa: BLE001 - the wire's own errors mean the same: end quietly
+        if type(failure).__name__ not in ("AgentProcessGone", "ProtocolViolation"):
+            traceback.print_exc()
     except BaseException:  # noqa: BLE001 - the agent process's last word goes to its stderr, as a process's would
         traceback.print_exc()
     finally:

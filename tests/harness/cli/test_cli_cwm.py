@@ -23,7 +23,7 @@ def test_demo_with_the_cwm_agent_uses_the_offline_coder_and_hides_k_until_the_en
     assert "cwm with mock/coder (no API key set: the embedded offline model)" in before and "within 6 games" in before
     assert "Blitz" not in before and "K = " not in before and "K stays hidden" in before
     assert after.startswith("env 47 is Random Board 2 (6x8) / Majority/Blitz, true K = 101/100.")
-    assert "cwm (mock/coder)" in after and "belief after    6 games" in after
+    assert "cwm" in after and "belief after    6 games" in after
     (run_dir,) = tmp_path.iterdir()
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["cwm"]["counts"]["model_calls"] >= 1 and metrics["cwm"]["sandbox"] == "bubblewrap"

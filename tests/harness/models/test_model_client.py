@@ -217,6 +217,7 @@ def test_token_cap_stops_before_the_next_call(stub):
 def test_cost_cap_stops_before_the_next_call(stub):
     import litellm
 
+    saved = dict(litellm.model_cost)  # register_model writes more than one key: all of them are taken back below
     litellm.register_model(
         {"openai/stub-model": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}
     )
@@ -230,7 +231,8 @@ def test_cost_cap_stops_before_the_next_call(stub):
         assert len(stub.requests) == 2
         assert client.usage.cost_usd == pytest.approx(0.036)
     finally:
-        litellm.model_cost.pop("openai/stub-model", None)
+        litellm.model_cost.clear()
+        litellm.model_cost.update(saved)
 
 
 def test_missing_api_key_is_a_config_error(monkeypatch):

@@ -32,7 +32,7 @@ def invoke(*args: object) -> Any:
 
 
 def run_args(api_base: str, out: Any, *extra: object) -> list[object]:
-    return ["run", "--model", "openai/stub-model", "--api-base", api_base, "--env", "26", "--budget", "4", "--eval-games", "1",
+    return ["run", "--model", "openai/cap-test-model", "--api-base", api_base, "--env", "26", "--budget", "4", "--eval-games", "1",
             "--checkpoints", "", "--in-process", "--concurrency", "1", "--out", out, *extra]  # fmt: skip
 
 
@@ -41,7 +41,7 @@ def test_a_cap_on_an_unpriced_model_is_refused_before_anything_runs(tmp_path):
     assert result.exit_code == 2, result.output
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in result.output, result.output
-    for words in ("--max-cost-usd 0.5", "openai/stub-model is not in litellm's price table", "--price-per-mtok-in"):
+    for words in ("--max-cost-usd 0.5", "openai/cap-test-model is not in litellm's price table", "--price-per-mtok-in"):
         assert words in errors[0], errors[0]
     assert not (tmp_path / "out").exists()
 
@@ -78,9 +78,9 @@ def test_with_the_price_given_every_reply_is_costed_and_the_cap_stops_the_run(tm
 
 def test_the_price_is_known_from_the_table_or_given():
     assert price_known("openai/gpt-4o-mini") and price_known("mock/first-legal")
-    assert not price_known("openai/stub-model")
+    assert not price_known("openai/cap-test-model")
     given = ModelOptions(price_per_mtok_in=1.0, price_per_mtok_out=4.0)
-    assert price_known("openai/stub-model", given) and cost_cap_problem("openai/stub-model", given, 1.0) is None
-    assert cost_cap_problem("openai/stub-model", None, None) is None  # no cap: nothing to hold
+    assert price_known("openai/cap-test-model", given) and cost_cap_problem("openai/cap-test-model", given, 1.0) is None
+    assert cost_cap_problem("openai/cap-test-model", None, None) is None  # no cap: nothing to hold
     reply = given.price(ModelResponse(model="m", text="d3", prompt_tokens=1_000_000, completion_tokens=500_000))
     assert reply.cost_usd == pytest.approx(3.0) and "given price" in (reply.cost_note or "")

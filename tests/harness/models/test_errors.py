@@ -77,3 +77,15 @@ def test_a_server_error_with_a_broken_body_is_a_malformed_response_and_retried()
 def test_errors_without_a_status(error, kind, retried):
     info = classify_error(error)
     assert (info.kind, info.retryable) == (kind, retried)
+
+
+def test_attempt_failures_counts_each_failed_request_once_by_kind():
+    from harness.models.errors import REPLAYED, attempt_failures
+
+    retried = ["rate_limit: HTTP 429", "server_error: HTTP 500"]
+    assert attempt_failures(retried, 2, "legal", None, False) == (["rate_limit", "server_error"], None)
+    assert attempt_failures([*retried, "timeout: no answer"], 2, "call_failed", None, False) == (["rate_limit", "server_error"], "timeout")
+    assert attempt_failures(retried, 2, "call_failed", "failed after 3 attempt(s): api_error (HTTP 502)", False)[1] == "api_error"
+    assert attempt_failures(retried, 2, "call_failed", "no kind named here", False) == (["rate_limit", "server_error"], "unknown")
+    assert attempt_failures(retried, 2, "call_failed", None, True) == ([], None)  # a cache hit made no request
+    assert attempt_failures(retried, 2, "call_failed", f"x{REPLAYED}", False) == ([], None)
